@@ -1,0 +1,2 @@
+//! scopebox-runner.
+fn main() {}

@@ -1,0 +1,2 @@
+//! scopebox-sentinel.
+fn main() {}

@@ -1,0 +1,1 @@
+//! mcpscope: the read-only MCP inventory library.

@@ -1,0 +1,2 @@
+//! `mcpscope` command line.
+fn main() {}

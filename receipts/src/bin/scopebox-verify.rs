@@ -1,0 +1,2 @@
+//! scopebox-verify.
+fn main() {}
