@@ -1,0 +1,158 @@
+//! The records the runner writes under `/evidence` inside the container, copied out byte for
+//! byte into `<bundle>/evidence/`. Layout:
+//!
+//! ```text
+//! evidence/
+//!   boundary.json            InnerBoundary: what the runner observed about its own confinement
+//!   controls.json            Controls: sentinel positive control, executing negative control
+//!   cases/<id>/stdout        raw candidate stdout
+//!   cases/<id>/stderr        raw candidate stderr
+//!   cases/<id>/record.json   CaseRecord
+//!   summary.json             RunSummary (written last; its absence means the runner did not finish)
+//! ```
+//! This module only describes the records; the runner fills them, the verifier re-checks them.
+
+use serde::{Deserialize, Serialize};
+
+pub const BOUNDARY_FILE: &str = "boundary.json";
+pub const CONTROLS_FILE: &str = "controls.json";
+pub const SUMMARY_FILE: &str = "summary.json";
+pub const CASES_DIR: &str = "cases";
+pub const STDOUT_FILE: &str = "stdout";
+pub const STDERR_FILE: &str = "stderr";
+pub const RECORD_FILE: &str = "record.json";
+
+/// What the runner observed about the boundary from inside.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct InnerBoundary {
+    pub uid: u32,
+    pub gid: u32,
+    /// `CapEff` from /proc/self/status, as hex text.
+    pub cap_eff: String,
+    /// `NoNewPrivs` from /proc/self/status.
+    pub no_new_privs: u8,
+    /// `Seccomp` mode from /proc/self/status (2 = filter).
+    pub seccomp: u8,
+    /// Interface names under /sys/class/net, sorted.
+    pub net_interfaces: Vec<String>,
+    /// errno of creating a file at the root (30 = EROFS expected).
+    pub root_write_errno: Option<i32>,
+    /// errno of executing a copy of the sentinel placed on the /tmp tmpfs (13 = EACCES expected).
+    pub tmpfs_exec_errno: Option<i32>,
+    /// cgroup pids limit as text ("256").
+    pub pids_max: Option<String>,
+    /// cgroup memory limit in bytes.
+    pub memory_limit_bytes: Option<u64>,
+    /// cgroup memory+swap limit in bytes (v1 memsw; v2: memory.max + memory.swap.max).
+    pub memory_swap_limit_bytes: Option<u64>,
+    /// /proc/1/cmdline split on NUL: the init process.
+    pub pid1_cmdline: Vec<String>,
+    /// Writable check of each fixture root and /evidence: mount options seen in /proc/self/mountinfo.
+    pub mounts: Vec<MountObservation>,
+}
+
+/// One mount point as /proc/self/mountinfo shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MountObservation {
+    pub mount_point: String,
+    pub fs_type: String,
+    /// Per-mount and super options, comma-joined as shown.
+    pub options: String,
+}
+
+/// Both controls; each must behave for the run to count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Controls {
+    pub positive: PositiveControl,
+    pub negative: NegativeControl,
+}
+
+/// The runner executes the sentinel itself: the marker must appear, then is removed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PositiveControl {
+    pub marker_present_before: bool,
+    pub sentinel_exit_code: Option<i32>,
+    pub marker_appeared: bool,
+    pub marker_removed: bool,
+}
+
+/// A stand-in reference host that executes configured commands (as `claude mcp list` does)
+/// runs over a fixture whose server command is the sentinel: the same marker check must fire.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NegativeControl {
+    /// Number of configured commands the reference host executed.
+    pub commands_executed: u32,
+    pub marker_appeared: bool,
+    /// True when the per-case invariant check flagged the reference host (what must happen).
+    pub caught: bool,
+    pub marker_removed: bool,
+}
+
+/// One case as it actually ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CaseRecord {
+    pub id: String,
+    /// Full argv, program first.
+    pub argv: Vec<String>,
+    pub cwd: String,
+    /// The complete environment the candidate got, sorted `NAME=value`.
+    pub env: Vec<String>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// The per-case deadline passed and the candidate was killed.
+    pub timed_out: bool,
+    pub duration_micros: u64,
+    pub stdout_sha256: String,
+    pub stderr_sha256: String,
+    /// Full walk (no symlink following) of every fixture root before the run, sorted by path.
+    pub fixtures_before: Vec<FixtureObservation>,
+    /// The same walk after the run.
+    pub fixtures_after: Vec<FixtureObservation>,
+    /// Whether the sentinel marker existed after the run.
+    pub marker_present: bool,
+    /// The runner's verdict; the verifier re-derives it and must agree.
+    pub verdict: Verdict,
+}
+
+/// One node found walking a fixture root.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FixtureObservation {
+    pub path: String,
+    /// `file`, `dir`, `symlink`, `fifo`, `socket`, `other`.
+    pub kind: String,
+    /// Permission bits, octal text ("0644").
+    pub mode: String,
+    pub size: u64,
+    /// Files: digest of the bytes; symlinks: digest of the target text; others: none.
+    pub sha256: Option<String>,
+}
+
+/// A case's verdict with every failed check named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Verdict {
+    pub pass: bool,
+    /// Stable, human-readable reasons, e.g. "exit code 1, expected 0",
+    /// "canary CANARY-ARG-1 in stdout", "fixture /work/p/.mcp.json changed".
+    pub failures: Vec<String>,
+}
+
+/// Written last by the runner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RunSummary {
+    pub matrix_sha256: String,
+    pub total: usize,
+    pub passed: usize,
+    pub failed: usize,
+    /// Case ids in matrix order.
+    pub case_ids: Vec<String>,
+    pub median_case_micros: u64,
+}

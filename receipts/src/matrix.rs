@@ -1,0 +1,160 @@
+//! The fixture matrix: data that says, per case, which fixture tree to lay out, how to invoke
+//! the candidate, and what must hold afterwards. The runner executes it inside the container;
+//! the verifier re-judges every case from the raw captures with the same rules (`judge`).
+//! This module only describes and judges; it never touches the filesystem or runs anything.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A whole matrix file (`harness/matrix/*.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Matrix {
+    /// Always 1.
+    pub schema_version: u32,
+    pub name: String,
+    /// Strings planted in sensitive fields (commands, args, env/header names and values, URLs,
+    /// instruction bodies). None may appear in any case's stdout or stderr.
+    pub canaries: Vec<String>,
+    pub cases: Vec<Case>,
+}
+
+/// One invocation of the candidate over one fixture tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Case {
+    /// Unique, `[a-z0-9-]+`; also the case's directory name under `/evidence/cases/`.
+    pub id: String,
+    /// `claude-code`, `vscode` or `dsh`: the profile the case exercises (informative; `args` carry the flag).
+    pub client: String,
+    pub description: String,
+    /// argv after the program name, e.g. `["/work/proj", "--json"]`.
+    pub args: Vec<String>,
+    /// Working directory; default `/work`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Extra environment over the base (`HOME=/home/node`, `PATH=/scopebox/bin`, `LANG=C.UTF-8`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Laid out in order, below the fixture roots only.
+    #[serde(default)]
+    pub fixture: Vec<FixtureEntry>,
+    pub expect: Expectations,
+    /// A deliberate fault the runner injects (see `Fault`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
+    /// Per-case deadline for the candidate process; default `DEFAULT_CASE_DEADLINE_MS`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<u64>,
+}
+
+pub const DEFAULT_CASE_DEADLINE_MS: u64 = 10_000;
+
+/// Faults a case may declare, to test the harness itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fault {
+    /// The runner stops making progress at this case (it blocks forever), so only the outer
+    /// deadline can end the run. Used by `harness/matrix/faults/stall.json`.
+    Stall,
+}
+
+/// One node of a fixture tree. Paths are absolute and below one of `layout::FIXTURE_ROOTS`.
+/// Parent directories are created (mode 0755) as needed. Modes are octal strings ("0644").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "kebab-case")]
+pub enum FixtureEntry {
+    File {
+        path: String,
+        #[serde(flatten)]
+        content: FileContent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<String>,
+    },
+    Dir {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<String>,
+    },
+    Symlink {
+        path: String,
+        target: String,
+    },
+    Fifo {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<String>,
+    },
+}
+
+/// A file's bytes: exactly one of the forms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub enum FileContent {
+    /// UTF-8 text, written as is.
+    Text(String),
+    /// Arbitrary bytes (invalid UTF-8, BOMs, NULs), standard base64.
+    Base64(String),
+    /// `prefix`, then `byte` repeated until the file is `size` bytes long (oversized files).
+    Fill { prefix: String, byte: u8, size: u64 },
+}
+
+/// What must hold after the case ran, besides the invariants every case has (`Invariant`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Expectations {
+    pub exit_code: i32,
+    /// stdout must parse as one JSON document and meet every fact.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub json: Vec<JsonFact>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stdout_contains: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stdout_not_contains: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stderr_contains: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_empty: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_empty: Option<bool>,
+}
+
+/// A fact about the JSON on stdout at an RFC 6901 pointer. Exactly one check is set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct JsonFact {
+    pub pointer: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<serde_json::Value>,
+    /// The value is an array (or object) of this many elements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<usize>,
+    /// `true`: nothing at the pointer; `false`: something at the pointer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absent: Option<bool>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixture_entries_parse_in_each_form() {
+        let entries: Vec<FixtureEntry> = serde_json::from_str(
+            r#"[{"kind":"file","path":"/work/p/.mcp.json","text":"{}","mode":"0644"},
+                {"kind":"file","path":"/work/p/b","base64":"AAE="},
+                {"kind":"file","path":"/work/p/c","fill":{"prefix":"{","byte":32,"size":10}},
+                {"kind":"dir","path":"/work/d"},
+                {"kind":"symlink","path":"/work/l","target":"/work/d"},
+                {"kind":"fifo","path":"/work/f"}]"#,
+        )
+        .unwrap();
+        assert_eq!(entries.len(), 6);
+        assert!(
+            matches!(&entries[1], FixtureEntry::File { content: FileContent::Base64(b), .. } if b == "AAE=")
+        );
+        let bad: Result<FixtureEntry, _> =
+            serde_json::from_str(r#"{"kind":"dir","path":"/work/d","colour":"red"}"#);
+        assert!(bad.is_err(), "unknown fields must be refused");
+    }
+}
