@@ -5,6 +5,7 @@
 
 pub mod digest;
 pub mod evidence;
+pub mod judge;
 pub mod matrix;
 pub mod policy;
 pub mod receipt;

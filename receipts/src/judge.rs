@@ -1,0 +1,1206 @@
+//! The one set of rules that decides whether a case passed, and whether a matrix may be run at
+//! all. The runner calls `judge` inside the container right after a case; the verifier calls it
+//! again on the raw captures copied out, and the two verdicts must agree. Everything here is a
+//! pure function of its arguments: it must never touch the filesystem, the clock, the
+//! environment or a process, or the verifier could not replay it.
+//!
+//! Failure strings are stable and meant for people: one per failed check, naming the path,
+//! canary, pointer or value involved.
+
+use crate::digest::sha256_hex;
+use crate::evidence::{CaseRecord, FixtureObservation, Verdict};
+use crate::layout;
+use crate::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Mode a file or FIFO gets when the matrix names none.
+pub const DEFAULT_FILE_MODE: u32 = 0o644;
+/// Mode a directory (declared or implied parent) gets when the matrix names none.
+pub const DEFAULT_DIR_MODE: u32 = 0o755;
+/// Largest `fill` file a matrix may ask for: the fixture tmpfs mounts are small.
+pub const MAX_FILL_SIZE: u64 = 16 * 1024 * 1024;
+/// Profiles a case may name.
+pub const CLIENTS: [&str; 3] = ["claude-code", "vscode", "dsh"];
+/// Environment names a case may not set: they steer the harness, not the candidate.
+pub const RESERVED_ENV_PREFIX: &str = "SCOPEBOX_";
+
+/// Judge one case from what the candidate printed and what the runner recorded.
+///
+/// Checks, in this order: the record belongs to the case; the candidate was neither timed out
+/// nor killed by a signal; the sentinel marker is absent; the fixture tree was laid out as
+/// declared and is unchanged; no canary appears in stdout or stderr; the captures match the
+/// recorded digests; then the case's own expectations.
+pub fn judge(
+    matrix: &Matrix,
+    case: &Case,
+    stdout: &[u8],
+    stderr: &[u8],
+    record: &CaseRecord,
+) -> Verdict {
+    let mut failures = Vec::new();
+    if record.id != case.id {
+        failures.push(format!(
+            "record is for case {:?}, expected {:?}",
+            record.id, case.id
+        ));
+    }
+    invariants(matrix, stdout, stderr, record, &mut failures);
+    failures.extend(fixture_layout_failures(case, &record.fixtures_before));
+    expectations(
+        &case.expect,
+        record.exit_code,
+        stdout,
+        stderr,
+        &mut failures,
+    );
+    Verdict {
+        pass: failures.is_empty(),
+        failures,
+    }
+}
+
+/// The checks every run of anything over a fixture must pass, whatever the case expects:
+/// no timeout, no signal, no sentinel marker, fixtures unchanged, no canary leaked, captures
+/// matching their recorded digests. The negative control runs exactly these.
+pub fn invariants(
+    matrix: &Matrix,
+    stdout: &[u8],
+    stderr: &[u8],
+    record: &CaseRecord,
+    failures: &mut Vec<String>,
+) {
+    if record.timed_out {
+        failures.push("candidate timed out and was killed".to_string());
+    }
+    if let Some(signal) = record.signal {
+        failures.push(format!("candidate killed by signal {signal}"));
+    }
+    if record.marker_present {
+        failures.push(format!(
+            "sentinel marker {} present: a configured command was executed",
+            layout::SENTINEL_MARKER
+        ));
+    }
+    failures.extend(fixture_change_failures(
+        &record.fixtures_before,
+        &record.fixtures_after,
+    ));
+    for canary in &matrix.canaries {
+        if canary.is_empty() {
+            continue;
+        }
+        if contains_bytes(stdout, canary.as_bytes()) {
+            failures.push(format!("canary {canary} in stdout"));
+        }
+        if contains_bytes(stderr, canary.as_bytes()) {
+            failures.push(format!("canary {canary} in stderr"));
+        }
+    }
+    if sha256_hex(stdout) != record.stdout_sha256 {
+        failures.push("stdout does not match its recorded sha256".to_string());
+    }
+    if sha256_hex(stderr) != record.stderr_sha256 {
+        failures.push("stderr does not match its recorded sha256".to_string());
+    }
+}
+
+/// Every path added, removed or changed between two walks of the fixture roots.
+pub fn fixture_change_failures(
+    before: &[FixtureObservation],
+    after: &[FixtureObservation],
+) -> Vec<String> {
+    let before: BTreeMap<&str, &FixtureObservation> =
+        before.iter().map(|o| (o.path.as_str(), o)).collect();
+    let after: BTreeMap<&str, &FixtureObservation> =
+        after.iter().map(|o| (o.path.as_str(), o)).collect();
+    let mut failures = Vec::new();
+    for (path, old) in &before {
+        match after.get(path) {
+            None => failures.push(format!("fixture {path} removed")),
+            Some(new) if new != old => {
+                let mut what = Vec::new();
+                if new.kind != old.kind {
+                    what.push(format!("kind {} -> {}", old.kind, new.kind));
+                }
+                if new.mode != old.mode {
+                    what.push(format!("mode {} -> {}", old.mode, new.mode));
+                }
+                if new.size != old.size {
+                    what.push(format!("size {} -> {}", old.size, new.size));
+                }
+                if new.sha256 != old.sha256 {
+                    what.push("content".to_string());
+                }
+                failures.push(format!("fixture {path} changed ({})", what.join(", ")));
+            }
+            Some(_) => {}
+        }
+    }
+    for path in after.keys() {
+        if !before.contains_key(path) {
+            failures.push(format!("fixture {path} added"));
+        }
+    }
+    failures
+}
+
+/// Whether the walk taken before the run shows exactly the declared fixture: every entry with
+/// its kind, mode and bytes (symlinks: target), and nothing else but implied parent dirs.
+/// This binds the matrix to what the candidate actually saw.
+pub fn fixture_layout_failures(case: &Case, before: &[FixtureObservation]) -> Vec<String> {
+    let observed: BTreeMap<&str, &FixtureObservation> =
+        before.iter().map(|o| (o.path.as_str(), o)).collect();
+    let mut failures = Vec::new();
+    let mut declared: BTreeSet<String> = BTreeSet::new();
+    for entry in &case.fixture {
+        let path = entry_path(entry);
+        declared.insert(path.to_string());
+        let mut parent = parent_of(path);
+        while let Some(p) = parent {
+            if layout::FIXTURE_ROOTS.contains(&p) {
+                break;
+            }
+            declared.insert(p.to_string());
+            parent = parent_of(p);
+        }
+        let Some(obs) = observed.get(path) else {
+            failures.push(format!("fixture {path} was not laid out"));
+            continue;
+        };
+        let expected = match expected_observation(entry) {
+            Ok(e) => e,
+            Err(e) => {
+                failures.push(format!("fixture {path} is invalid: {e}"));
+                continue;
+            }
+        };
+        if obs.kind != expected.kind
+            || obs.sha256 != expected.sha256
+            || (expected.kind != "symlink" && obs.mode != expected.mode)
+            || (expected.kind == "file" && obs.size != expected.size)
+        {
+            failures.push(format!(
+                "fixture {path} not laid out as declared (saw {} {} {} bytes)",
+                obs.kind, obs.mode, obs.size
+            ));
+        }
+    }
+    for obs in before {
+        if !declared.contains(&obs.path) {
+            failures.push(format!("fixture {} present but not declared", obs.path));
+        }
+    }
+    failures
+}
+
+/// What the walk must show for one declared entry (`size` only meaningful for files).
+pub fn expected_observation(entry: &FixtureEntry) -> Result<FixtureObservation, String> {
+    Ok(match entry {
+        FixtureEntry::File {
+            path,
+            content,
+            mode,
+        } => {
+            let bytes = file_bytes(content)?;
+            FixtureObservation {
+                path: path.clone(),
+                kind: "file".into(),
+                mode: format_mode(mode_or(mode, DEFAULT_FILE_MODE)?),
+                size: bytes.len() as u64,
+                sha256: Some(sha256_hex(&bytes)),
+            }
+        }
+        FixtureEntry::Dir { path, mode } => FixtureObservation {
+            path: path.clone(),
+            kind: "dir".into(),
+            mode: format_mode(mode_or(mode, DEFAULT_DIR_MODE)?),
+            size: 0,
+            sha256: None,
+        },
+        FixtureEntry::Symlink { path, target } => FixtureObservation {
+            path: path.clone(),
+            kind: "symlink".into(),
+            mode: "0777".into(),
+            size: target.len() as u64,
+            sha256: Some(sha256_hex(target.as_bytes())),
+        },
+        FixtureEntry::Fifo { path, mode } => FixtureObservation {
+            path: path.clone(),
+            kind: "fifo".into(),
+            mode: format_mode(mode_or(mode, DEFAULT_FILE_MODE)?),
+            size: 0,
+            sha256: None,
+        },
+    })
+}
+
+fn mode_or(mode: &Option<String>, default: u32) -> Result<u32, String> {
+    match mode {
+        Some(m) => parse_mode(m),
+        None => Ok(default),
+    }
+}
+
+/// The case's own expectations: exit code, JSON facts, text facts.
+fn expectations(
+    expect: &Expectations,
+    exit_code: Option<i32>,
+    stdout: &[u8],
+    stderr: &[u8],
+    failures: &mut Vec<String>,
+) {
+    match exit_code {
+        Some(code) if code == expect.exit_code => {}
+        Some(code) => failures.push(format!("exit code {code}, expected {}", expect.exit_code)),
+        None => failures.push(format!("no exit code, expected {}", expect.exit_code)),
+    }
+    if !expect.json.is_empty() {
+        match serde_json::from_slice::<serde_json::Value>(stdout) {
+            Ok(doc) => {
+                for fact in &expect.json {
+                    if let Some(f) = json_fact_failure(&doc, fact) {
+                        failures.push(f);
+                    }
+                }
+            }
+            Err(_) => failures.push("stdout is not one JSON document".to_string()),
+        }
+    }
+    for needle in &expect.stdout_contains {
+        if !contains_bytes(stdout, needle.as_bytes()) {
+            failures.push(format!("stdout does not contain {needle:?}"));
+        }
+    }
+    for needle in &expect.stdout_not_contains {
+        if contains_bytes(stdout, needle.as_bytes()) {
+            failures.push(format!("stdout contains {needle:?}"));
+        }
+    }
+    for needle in &expect.stderr_contains {
+        if !contains_bytes(stderr, needle.as_bytes()) {
+            failures.push(format!("stderr does not contain {needle:?}"));
+        }
+    }
+    empty_check("stdout", stdout, expect.stdout_empty, failures);
+    empty_check("stderr", stderr, expect.stderr_empty, failures);
+}
+
+fn empty_check(name: &str, bytes: &[u8], want: Option<bool>, failures: &mut Vec<String>) {
+    match want {
+        Some(true) if !bytes.is_empty() => {
+            failures.push(format!("{name} is not empty ({} bytes)", bytes.len()))
+        }
+        Some(false) if bytes.is_empty() => failures.push(format!("{name} is empty")),
+        _ => {}
+    }
+}
+
+/// One JSON fact against the parsed document; `None` when it holds.
+pub fn json_fact_failure(doc: &serde_json::Value, fact: &JsonFact) -> Option<String> {
+    let p = &fact.pointer;
+    let found = doc.pointer(p);
+    if let Some(want_absent) = fact.absent {
+        return match (want_absent, found) {
+            (true, Some(v)) => Some(format!("json {p} is {}, expected absent", short(v))),
+            (false, None) => Some(format!("json {p} is absent, expected present")),
+            _ => None,
+        };
+    }
+    let Some(value) = found else {
+        return Some(format!("json {p} is absent"));
+    };
+    if let Some(want) = &fact.equals {
+        if value != want {
+            return Some(format!(
+                "json {p} is {}, expected {}",
+                short(value),
+                short(want)
+            ));
+        }
+    }
+    if let Some(want) = fact.length {
+        let len = match value {
+            serde_json::Value::Array(a) => a.len(),
+            serde_json::Value::Object(o) => o.len(),
+            other => {
+                return Some(format!(
+                    "json {p} is {}, expected an array or object of length {want}",
+                    short(other)
+                ))
+            }
+        };
+        if len != want {
+            return Some(format!("json {p} has length {len}, expected {want}"));
+        }
+    }
+    None
+}
+
+/// A value's JSON text, cut short so one failure stays one readable line.
+fn short(v: &serde_json::Value) -> String {
+    let text = v.to_string();
+    if text.chars().count() > 120 {
+        let cut: String = text.chars().take(117).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
+}
+
+/// Whether `needle` occurs in `haystack` (byte search; empty needle never matches).
+pub fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A file entry's exact bytes.
+pub fn file_bytes(content: &FileContent) -> Result<Vec<u8>, String> {
+    match content {
+        FileContent::Text(t) => Ok(t.as_bytes().to_vec()),
+        FileContent::Base64(b) => decode_base64(b),
+        FileContent::Fill { prefix, byte, size } => {
+            if *size > MAX_FILL_SIZE {
+                return Err(format!("fill size {size} exceeds {MAX_FILL_SIZE}"));
+            }
+            if prefix.len() as u64 > *size {
+                return Err(format!(
+                    "fill prefix is {} bytes, longer than size {size}",
+                    prefix.len()
+                ));
+            }
+            let mut bytes = Vec::with_capacity(*size as usize);
+            bytes.extend_from_slice(prefix.as_bytes());
+            bytes.resize(*size as usize, *byte);
+            Ok(bytes)
+        }
+    }
+}
+
+/// Standard base64 (RFC 4648 §4, `=` padding required, no whitespace).
+pub fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
+    fn value(c: u8) -> Option<u32> {
+        match c {
+            b'A'..=b'Z' => Some((c - b'A') as u32),
+            b'a'..=b'z' => Some((c - b'a') as u32 + 26),
+            b'0'..=b'9' => Some((c - b'0') as u32 + 52),
+            b'+' => Some(62),
+            b'/' => Some(63),
+            _ => None,
+        }
+    }
+    let bytes = text.as_bytes();
+    if !bytes.len().is_multiple_of(4) {
+        return Err("base64 length is not a multiple of 4".into());
+    }
+    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
+    let chunks = bytes.len() / 4;
+    for (i, chunk) in bytes.chunks(4).enumerate() {
+        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && i + 1 != chunks) {
+            return Err("base64 padding is misplaced".into());
+        }
+        let mut acc = 0u32;
+        for &c in &chunk[..4 - pad] {
+            acc = (acc << 6) | value(c).ok_or("base64 has a character outside the alphabet")?;
+        }
+        acc <<= 6 * pad as u32;
+        let three = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
+        out.extend_from_slice(&three[..3 - pad]);
+    }
+    Ok(out)
+}
+
+/// An octal mode string ("0644", "755", "0000") → permission bits; at most 0o777.
+pub fn parse_mode(text: &str) -> Result<u32, String> {
+    if text.is_empty() || text.len() > 4 || !text.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return Err(format!("mode {text:?} is not 1-4 octal digits"));
+    }
+    let mode = u32::from_str_radix(text, 8).map_err(|_| format!("mode {text:?} is not octal"))?;
+    if mode > 0o777 {
+        return Err(format!(
+            "mode {text:?} sets bits beyond rwx (setuid/setgid/sticky)"
+        ));
+    }
+    Ok(mode)
+}
+
+/// Permission bits as the walk records them: four octal digits.
+pub fn format_mode(mode: u32) -> String {
+    format!("{:04o}", mode & 0o7777)
+}
+
+/// The path a fixture entry creates.
+pub fn entry_path(entry: &FixtureEntry) -> &str {
+    match entry {
+        FixtureEntry::File { path, .. }
+        | FixtureEntry::Dir { path, .. }
+        | FixtureEntry::Symlink { path, .. }
+        | FixtureEntry::Fifo { path, .. } => path,
+    }
+}
+
+fn parent_of(path: &str) -> Option<&str> {
+    let idx = path.rfind('/')?;
+    if idx == 0 {
+        None
+    } else {
+        Some(&path[..idx])
+    }
+}
+
+/// Every reason the matrix may not be run; `Ok` when there is none. The runner refuses an
+/// invalid matrix; the verifier checks the bundled matrix with the same rules.
+pub fn validate_matrix(matrix: &Matrix) -> Result<(), Vec<String>> {
+    let mut problems = Vec::new();
+    if matrix.schema_version != 1 {
+        problems.push(format!(
+            "schemaVersion is {}, expected 1",
+            matrix.schema_version
+        ));
+    }
+    if matrix.name.trim().is_empty() {
+        problems.push("name is empty".to_string());
+    }
+    let mut seen_canaries = BTreeSet::new();
+    for (i, canary) in matrix.canaries.iter().enumerate() {
+        if canary.is_empty() {
+            problems.push(format!("canaries[{i}] is empty"));
+        } else if !seen_canaries.insert(canary) {
+            problems.push(format!("canary {canary:?} is listed twice"));
+        }
+    }
+    if matrix.cases.is_empty() {
+        problems.push("matrix has no cases".to_string());
+    }
+    let mut ids = BTreeSet::new();
+    for (i, case) in matrix.cases.iter().enumerate() {
+        let at = if case.id.is_empty() {
+            format!("cases[{i}]")
+        } else {
+            format!("case {}", case.id)
+        };
+        if !is_case_id(&case.id) {
+            problems.push(format!("{at}: id {:?} does not match [a-z0-9-]+", case.id));
+        } else if !ids.insert(case.id.as_str()) {
+            problems.push(format!("{at}: id is not unique"));
+        }
+        validate_case(case, &at, &mut problems);
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+fn is_case_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+fn validate_case(case: &Case, at: &str, problems: &mut Vec<String>) {
+    if !CLIENTS.contains(&case.client.as_str()) {
+        problems.push(format!(
+            "{at}: client {:?} is not one of {}",
+            case.client,
+            CLIENTS.join(", ")
+        ));
+    }
+    for (i, arg) in case.args.iter().enumerate() {
+        if arg.contains('\0') {
+            problems.push(format!("{at}: args[{i}] contains a NUL byte"));
+        }
+    }
+    if let Some(cwd) = &case.cwd {
+        if !cwd.starts_with('/') || cwd.contains('\0') {
+            problems.push(format!("{at}: cwd {cwd:?} is not an absolute path"));
+        }
+    }
+    for (name, value) in &case.env {
+        if name.is_empty() || name.contains('=') || name.contains('\0') || value.contains('\0') {
+            problems.push(format!("{at}: env {name:?} is not a valid variable"));
+        } else if name.starts_with(RESERVED_ENV_PREFIX) {
+            problems.push(format!(
+                "{at}: env {name:?} is reserved for the harness ({RESERVED_ENV_PREFIX}*)"
+            ));
+        }
+    }
+    if case.deadline_ms == Some(0) {
+        problems.push(format!("{at}: deadlineMs must be positive"));
+    }
+    let mut paths = BTreeSet::new();
+    let mut symlinks: Vec<&str> = Vec::new();
+    let mut leaves: Vec<&str> = Vec::new();
+    for entry in &case.fixture {
+        let path = entry_path(entry);
+        if let Err(e) = check_fixture_path(path) {
+            problems.push(format!("{at}: fixture path {path:?} {e}"));
+            continue;
+        }
+        if !paths.insert(path) {
+            problems.push(format!("{at}: fixture path {path} is declared twice"));
+            continue;
+        }
+        for link in &symlinks {
+            if path.starts_with(&format!("{link}/")) {
+                problems.push(format!(
+                    "{at}: fixture path {path} lies below the symlink {link}; declare the real path"
+                ));
+            }
+        }
+        for leaf in &leaves {
+            if path.starts_with(&format!("{leaf}/")) {
+                problems.push(format!(
+                    "{at}: fixture path {path} lies below the non-directory {leaf}"
+                ));
+            }
+        }
+        match entry {
+            FixtureEntry::File { content, mode, .. } => {
+                if let Err(e) = file_bytes(content) {
+                    problems.push(format!("{at}: fixture {path}: {e}"));
+                }
+                check_mode(mode, path, at, problems);
+                leaves.push(path);
+            }
+            FixtureEntry::Dir { mode, .. } => check_mode(mode, path, at, problems),
+            FixtureEntry::Fifo { mode, .. } => {
+                check_mode(mode, path, at, problems);
+                leaves.push(path);
+            }
+            FixtureEntry::Symlink { target, .. } => {
+                if target.is_empty() || target.contains('\0') {
+                    problems.push(format!("{at}: fixture {path}: symlink target is empty"));
+                }
+                symlinks.push(path);
+            }
+        }
+    }
+    for fact in &case.expect.json {
+        let checks = usize::from(fact.equals.is_some())
+            + usize::from(fact.length.is_some())
+            + usize::from(fact.absent.is_some());
+        if checks != 1 {
+            problems.push(format!(
+                "{at}: json fact {:?} sets {checks} checks, expected exactly one of equals, length, absent",
+                fact.pointer
+            ));
+        }
+        if !fact.pointer.is_empty() && !fact.pointer.starts_with('/') {
+            problems.push(format!(
+                "{at}: json pointer {:?} must be empty or start with /",
+                fact.pointer
+            ));
+        }
+    }
+}
+
+fn check_mode(mode: &Option<String>, path: &str, at: &str, problems: &mut Vec<String>) {
+    if let Some(m) = mode {
+        if let Err(e) = parse_mode(m) {
+            problems.push(format!("{at}: fixture {path}: {e}"));
+        }
+    }
+}
+
+/// A fixture path must be absolute, normalized (no empty, `.` or `..` components, no trailing
+/// slash) and strictly below one of the fixture roots (the roots are mount points).
+fn check_fixture_path(path: &str) -> Result<(), &'static str> {
+    if !path.starts_with('/') {
+        return Err("is not absolute");
+    }
+    if path.contains('\0') {
+        return Err("contains a NUL byte");
+    }
+    if path[1..]
+        .split('/')
+        .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return Err("is not normalized (empty, . or .. component)");
+    }
+    let under_root = layout::FIXTURE_ROOTS
+        .iter()
+        .any(|root| path.len() > root.len() + 1 && path.starts_with(&format!("{root}/")));
+    if !under_root {
+        return Err("is not below a fixture root (/work, /home/node, /etc/claude-code)");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::{Expectations, Fault};
+    use serde_json::json;
+
+    fn matrix(cases: Vec<Case>) -> Matrix {
+        Matrix {
+            schema_version: 1,
+            name: "t".into(),
+            canaries: vec!["CANARY-CMD-7f3a".into(), "CANARY-ENV-1".into()],
+            cases,
+        }
+    }
+
+    fn case() -> Case {
+        Case {
+            id: "present".into(),
+            client: "claude-code".into(),
+            description: "d".into(),
+            args: vec!["/work/p".into(), "--json".into()],
+            cwd: None,
+            env: BTreeMap::new(),
+            fixture: vec![FixtureEntry::File {
+                path: "/work/p/.mcp.json".into(),
+                content: FileContent::Text("{}".into()),
+                mode: None,
+            }],
+            expect: Expectations {
+                exit_code: 0,
+                ..Default::default()
+            },
+            fault: None,
+            deadline_ms: None,
+        }
+    }
+
+    fn walk_of(case: &Case) -> Vec<FixtureObservation> {
+        let mut obs: Vec<FixtureObservation> = case
+            .fixture
+            .iter()
+            .map(|e| expected_observation(e).unwrap())
+            .collect();
+        obs.push(FixtureObservation {
+            path: "/work/p".into(),
+            kind: "dir".into(),
+            mode: "0755".into(),
+            size: 4096,
+            sha256: None,
+        });
+        obs.sort();
+        obs
+    }
+
+    fn record(case: &Case, stdout: &[u8], stderr: &[u8]) -> CaseRecord {
+        let walk = walk_of(case);
+        CaseRecord {
+            id: case.id.clone(),
+            argv: vec![],
+            cwd: "/work".into(),
+            env: vec![],
+            exit_code: Some(0),
+            signal: None,
+            timed_out: false,
+            duration_micros: 1,
+            stdout_sha256: sha256_hex(stdout),
+            stderr_sha256: sha256_hex(stderr),
+            fixtures_before: walk.clone(),
+            fixtures_after: walk,
+            marker_present: false,
+            verdict: Verdict {
+                pass: true,
+                failures: vec![],
+            },
+        }
+    }
+
+    fn failures_of(case: &Case, stdout: &[u8], stderr: &[u8], rec: &CaseRecord) -> Vec<String> {
+        let m = matrix(vec![case.clone()]);
+        let v = judge(&m, case, stdout, stderr, rec);
+        assert_eq!(v.pass, v.failures.is_empty());
+        v.failures
+    }
+
+    #[test]
+    fn a_clean_case_passes() {
+        let c = case();
+        let r = record(&c, b"out", b"");
+        assert_eq!(failures_of(&c, b"out", b"", &r), Vec::<String>::new());
+    }
+
+    #[test]
+    fn record_for_another_case_fails() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        r.id = "other".into();
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec!["record is for case \"other\", expected \"present\""]
+        );
+    }
+
+    #[test]
+    fn timeout_and_signal_fail() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        r.timed_out = true;
+        r.signal = Some(9);
+        r.exit_code = None;
+        let f = failures_of(&c, b"", b"", &r);
+        assert!(f.contains(&"candidate timed out and was killed".to_string()));
+        assert!(f.contains(&"candidate killed by signal 9".to_string()));
+        assert!(f.contains(&"no exit code, expected 0".to_string()));
+    }
+
+    #[test]
+    fn marker_present_fails() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        r.marker_present = true;
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "sentinel marker /tmp/scopebox-sentinel/fired present: a configured command was executed"
+            ]
+        );
+    }
+
+    #[test]
+    fn fixture_changes_are_named_by_path() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        let file = r
+            .fixtures_after
+            .iter_mut()
+            .find(|o| o.path == "/work/p/.mcp.json")
+            .unwrap();
+        file.mode = "0600".into();
+        file.sha256 = Some(sha256_hex(b"{ }"));
+        file.size = 3;
+        r.fixtures_after.push(FixtureObservation {
+            path: "/work/p/new".into(),
+            kind: "file".into(),
+            mode: "0644".into(),
+            size: 0,
+            sha256: Some(sha256_hex(b"")),
+        });
+        r.fixtures_after.retain(|o| o.path != "/work/p");
+        let f = failures_of(&c, b"", b"", &r);
+        assert_eq!(
+            f,
+            vec![
+                "fixture /work/p removed",
+                "fixture /work/p/.mcp.json changed (mode 0644 -> 0600, size 2 -> 3, content)",
+                "fixture /work/p/new added",
+            ]
+        );
+    }
+
+    #[test]
+    fn fixture_not_laid_out_as_declared_fails() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        for walk in [&mut r.fixtures_before, &mut r.fixtures_after] {
+            let file = walk
+                .iter_mut()
+                .find(|o| o.path == "/work/p/.mcp.json")
+                .unwrap();
+            file.sha256 = Some(sha256_hex(b"[]"));
+        }
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec!["fixture /work/p/.mcp.json not laid out as declared (saw file 0644 2 bytes)"]
+        );
+    }
+
+    #[test]
+    fn missing_and_undeclared_fixture_paths_fail() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        let stray = FixtureObservation {
+            path: "/home/node/.claude.json".into(),
+            kind: "file".into(),
+            mode: "0644".into(),
+            size: 0,
+            sha256: Some(sha256_hex(b"")),
+        };
+        for walk in [&mut r.fixtures_before, &mut r.fixtures_after] {
+            walk.retain(|o| o.path != "/work/p/.mcp.json");
+            walk.push(stray.clone());
+            walk.sort();
+        }
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "fixture /work/p/.mcp.json was not laid out",
+                "fixture /home/node/.claude.json present but not declared",
+            ]
+        );
+    }
+
+    #[test]
+    fn canaries_in_either_stream_fail() {
+        let c = case();
+        let out = b"x CANARY-CMD-7f3a y";
+        let err = b"CANARY-ENV-1";
+        let r = record(&c, out, err);
+        assert_eq!(
+            failures_of(&c, out, err, &r),
+            vec![
+                "canary CANARY-CMD-7f3a in stdout",
+                "canary CANARY-ENV-1 in stderr"
+            ]
+        );
+        // A prefix of a canary is not the canary.
+        let r = record(&c, b"CANARY-CMD-7f3", b"");
+        assert!(failures_of(&c, b"CANARY-CMD-7f3", b"", &r).is_empty());
+    }
+
+    #[test]
+    fn captures_must_match_recorded_digests() {
+        let c = case();
+        let r = record(&c, b"one", b"two");
+        assert_eq!(
+            failures_of(&c, b"ONE", b"TWO", &r),
+            vec![
+                "stdout does not match its recorded sha256",
+                "stderr does not match its recorded sha256"
+            ]
+        );
+    }
+
+    #[test]
+    fn exit_code_mismatch_fails() {
+        let mut c = case();
+        c.expect.exit_code = 1;
+        let r = record(&c, b"", b"");
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec!["exit code 0, expected 1"]
+        );
+    }
+
+    fn json_case(facts: Vec<JsonFact>) -> Case {
+        let mut c = case();
+        c.expect.json = facts;
+        c
+    }
+
+    fn fact(pointer: &str) -> JsonFact {
+        JsonFact {
+            pointer: pointer.into(),
+            equals: None,
+            length: None,
+            absent: None,
+        }
+    }
+
+    const DOC: &[u8] = br#"{"schemaVersion":1,"sources":[{"scope":"local"},{"scope":"project"}],"client":"claude-code"}
+"#;
+
+    #[test]
+    fn json_equals_passes_and_fails() {
+        let ok = json_case(vec![JsonFact {
+            equals: Some(json!("project")),
+            ..fact("/sources/1/scope")
+        }]);
+        let r = record(&ok, DOC, b"");
+        assert!(failures_of(&ok, DOC, b"", &r).is_empty());
+        let bad = json_case(vec![JsonFact {
+            equals: Some(json!(2)),
+            ..fact("/schemaVersion")
+        }]);
+        assert_eq!(
+            failures_of(&bad, DOC, b"", &r),
+            vec!["json /schemaVersion is 1, expected 2"]
+        );
+        let missing = json_case(vec![JsonFact {
+            equals: Some(json!("x")),
+            ..fact("/sources/7/scope")
+        }]);
+        assert_eq!(
+            failures_of(&missing, DOC, b"", &r),
+            vec!["json /sources/7/scope is absent"]
+        );
+    }
+
+    #[test]
+    fn json_length_passes_and_fails() {
+        let r = record(&case(), DOC, b"");
+        let ok = json_case(vec![JsonFact {
+            length: Some(2),
+            ..fact("/sources")
+        }]);
+        assert!(failures_of(&ok, DOC, b"", &r).is_empty());
+        let bad = json_case(vec![JsonFact {
+            length: Some(3),
+            ..fact("/sources")
+        }]);
+        assert_eq!(
+            failures_of(&bad, DOC, b"", &r),
+            vec!["json /sources has length 2, expected 3"]
+        );
+        let scalar = json_case(vec![JsonFact {
+            length: Some(1),
+            ..fact("/client")
+        }]);
+        assert_eq!(
+            failures_of(&scalar, DOC, b"", &r),
+            vec!["json /client is \"claude-code\", expected an array or object of length 1"]
+        );
+    }
+
+    #[test]
+    fn json_absent_passes_and_fails() {
+        let r = record(&case(), DOC, b"");
+        let ok = json_case(vec![
+            JsonFact {
+                absent: Some(true),
+                ..fact("/sources/2")
+            },
+            JsonFact {
+                absent: Some(false),
+                ..fact("/sources/1")
+            },
+        ]);
+        assert!(failures_of(&ok, DOC, b"", &r).is_empty());
+        let bad = json_case(vec![
+            JsonFact {
+                absent: Some(true),
+                ..fact("/client")
+            },
+            JsonFact {
+                absent: Some(false),
+                ..fact("/servers")
+            },
+        ]);
+        assert_eq!(
+            failures_of(&bad, DOC, b"", &r),
+            vec![
+                "json /client is \"claude-code\", expected absent",
+                "json /servers is absent, expected present"
+            ]
+        );
+    }
+
+    #[test]
+    fn stdout_must_be_exactly_one_json_document() {
+        let c = json_case(vec![JsonFact {
+            absent: Some(false),
+            ..fact("")
+        }]);
+        for bad in [&b"{} {}"[..], b"not json", b""] {
+            let r = record(&c, bad, b"");
+            assert_eq!(
+                failures_of(&c, bad, b"", &r),
+                vec!["stdout is not one JSON document"],
+                "{bad:?}"
+            );
+        }
+        let r = record(&c, b" {}\n", b"");
+        assert!(failures_of(&c, b" {}\n", b"", &r).is_empty());
+    }
+
+    #[test]
+    fn text_facts_pass_and_fail() {
+        let mut c = case();
+        c.expect.stdout_contains = vec!["local".into()];
+        c.expect.stdout_not_contains = vec!["secret".into()];
+        c.expect.stderr_contains = vec!["error:".into()];
+        let r = record(&c, b"local ok", b"error: x");
+        assert!(failures_of(&c, b"local ok", b"error: x", &r).is_empty());
+        let r = record(&c, b"a secret", b"warn");
+        assert_eq!(
+            failures_of(&c, b"a secret", b"warn", &r),
+            vec![
+                "stdout does not contain \"local\"",
+                "stdout contains \"secret\"",
+                "stderr does not contain \"error:\""
+            ]
+        );
+    }
+
+    #[test]
+    fn emptiness_facts_pass_and_fail() {
+        let mut c = case();
+        c.expect.stdout_empty = Some(true);
+        c.expect.stderr_empty = Some(false);
+        let r = record(&c, b"", b"usage");
+        assert!(failures_of(&c, b"", b"usage", &r).is_empty());
+        let r = record(&c, b"xy", b"");
+        assert_eq!(
+            failures_of(&c, b"xy", b"", &r),
+            vec!["stdout is not empty (2 bytes)", "stderr is empty"]
+        );
+    }
+
+    #[test]
+    fn file_bytes_cover_each_form() {
+        assert_eq!(
+            file_bytes(&FileContent::Text("hé".into())).unwrap(),
+            "hé".as_bytes()
+        );
+        assert_eq!(
+            file_bytes(&FileContent::Base64("77u/e30=".into())).unwrap(),
+            b"\xef\xbb\xbf{}"
+        );
+        let fill = file_bytes(&FileContent::Fill {
+            prefix: "{".into(),
+            byte: b' ',
+            size: 1_048_577,
+        })
+        .unwrap();
+        assert_eq!(fill.len(), 1_048_577);
+        assert_eq!(&fill[..2], b"{ ");
+        assert!(file_bytes(&FileContent::Fill {
+            prefix: "abc".into(),
+            byte: 0,
+            size: 2
+        })
+        .is_err());
+        assert!(file_bytes(&FileContent::Fill {
+            prefix: String::new(),
+            byte: 0,
+            size: MAX_FILL_SIZE + 1
+        })
+        .is_err());
+    }
+
+    #[test]
+    fn base64_decodes_and_refuses_bad_input() {
+        assert_eq!(decode_base64("").unwrap(), b"");
+        assert_eq!(decode_base64("Zg==").unwrap(), b"f");
+        assert_eq!(decode_base64("Zm8=").unwrap(), b"fo");
+        assert_eq!(decode_base64("Zm9v").unwrap(), b"foo");
+        assert_eq!(decode_base64("/+8A").unwrap(), [0xff, 0xef, 0x00]);
+        for bad in ["Zg=", "Z===", "Zg==Zg==", "Zm9v!A==", "Zm 9"] {
+            assert!(decode_base64(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn modes_parse_as_octal_permission_bits() {
+        assert_eq!(parse_mode("0644").unwrap(), 0o644);
+        assert_eq!(parse_mode("0").unwrap(), 0);
+        assert_eq!(parse_mode("755").unwrap(), 0o755);
+        for bad in ["", "0888", "rw-", "00644", "4755", "-1"] {
+            assert!(parse_mode(bad).is_err(), "{bad}");
+        }
+        assert_eq!(format_mode(0o640), "0640");
+    }
+
+    #[test]
+    fn a_good_matrix_validates() {
+        let mut c = case();
+        c.fault = Some(Fault::Stall);
+        c.fixture.push(FixtureEntry::Symlink {
+            path: "/home/node/link".into(),
+            target: "/work/p".into(),
+        });
+        c.expect.json.push(JsonFact {
+            length: Some(1),
+            ..fact("/servers")
+        });
+        assert_eq!(validate_matrix(&matrix(vec![c])), Ok(()));
+    }
+
+    #[test]
+    fn matrix_level_problems_are_each_named() {
+        let mut m = matrix(vec![case(), case()]);
+        m.schema_version = 2;
+        m.canaries.push(String::new());
+        m.canaries.push("CANARY-ENV-1".into());
+        let problems = validate_matrix(&m).unwrap_err();
+        assert_eq!(
+            problems,
+            vec![
+                "schemaVersion is 2, expected 1",
+                "canaries[2] is empty",
+                "canary \"CANARY-ENV-1\" is listed twice",
+                "case present: id is not unique",
+            ]
+        );
+        let empty = Matrix {
+            cases: vec![],
+            ..matrix(vec![])
+        };
+        assert_eq!(
+            validate_matrix(&empty).unwrap_err(),
+            vec!["matrix has no cases"]
+        );
+    }
+
+    #[test]
+    fn case_level_problems_are_each_named() {
+        let mut c = case();
+        c.id = "Bad_Id".into();
+        c.client = "cursor".into();
+        c.cwd = Some("work".into());
+        c.env.insert("SCOPEBOX_SENTINEL_MARKER".into(), "/x".into());
+        c.env.insert("A=B".into(), "x".into());
+        c.deadline_ms = Some(0);
+        c.fixture = vec![
+            FixtureEntry::File {
+                path: "/tmp/x".into(),
+                content: FileContent::Text(String::new()),
+                mode: None,
+            },
+            FixtureEntry::File {
+                path: "/work/../etc/x".into(),
+                content: FileContent::Text(String::new()),
+                mode: None,
+            },
+            FixtureEntry::Dir {
+                path: "/work".into(),
+                mode: None,
+            },
+            FixtureEntry::File {
+                path: "/work/f".into(),
+                content: FileContent::Base64("%%".into()),
+                mode: Some("999".into()),
+            },
+            FixtureEntry::File {
+                path: "/work/f".into(),
+                content: FileContent::Text(String::new()),
+                mode: None,
+            },
+            FixtureEntry::Symlink {
+                path: "/work/l".into(),
+                target: "/work/d".into(),
+            },
+            FixtureEntry::File {
+                path: "/work/l/x".into(),
+                content: FileContent::Text(String::new()),
+                mode: None,
+            },
+            FixtureEntry::Fifo {
+                path: "/work/f/under".into(),
+                mode: None,
+            },
+        ];
+        c.expect.json = vec![
+            JsonFact {
+                equals: Some(json!(1)),
+                length: Some(1),
+                ..fact("/a")
+            },
+            fact("/b"),
+            JsonFact {
+                absent: Some(true),
+                ..fact("c")
+            },
+        ];
+        let problems = validate_matrix(&matrix(vec![c])).unwrap_err();
+        let expected = [
+            "case Bad_Id: id \"Bad_Id\" does not match [a-z0-9-]+",
+            "case Bad_Id: client \"cursor\" is not one of claude-code, vscode, dsh",
+            "case Bad_Id: cwd \"work\" is not an absolute path",
+            "case Bad_Id: env \"A=B\" is not a valid variable",
+            "case Bad_Id: env \"SCOPEBOX_SENTINEL_MARKER\" is reserved for the harness (SCOPEBOX_*)",
+            "case Bad_Id: deadlineMs must be positive",
+            "case Bad_Id: fixture path \"/tmp/x\" is not below a fixture root (/work, /home/node, /etc/claude-code)",
+            "case Bad_Id: fixture path \"/work/../etc/x\" is not normalized (empty, . or .. component)",
+            "case Bad_Id: fixture path \"/work\" is not below a fixture root (/work, /home/node, /etc/claude-code)",
+            "case Bad_Id: fixture /work/f: base64 length is not a multiple of 4",
+            "case Bad_Id: fixture /work/f: mode \"999\" is not 1-4 octal digits",
+            "case Bad_Id: fixture path /work/f is declared twice",
+            "case Bad_Id: fixture path /work/l/x lies below the symlink /work/l; declare the real path",
+            "case Bad_Id: fixture path /work/f/under lies below the non-directory /work/f",
+            "case Bad_Id: json fact \"/a\" sets 2 checks, expected exactly one of equals, length, absent",
+            "case Bad_Id: json fact \"/b\" sets 0 checks, expected exactly one of equals, length, absent",
+            "case Bad_Id: json pointer \"c\" must be empty or start with /",
+        ];
+        assert_eq!(problems, expected);
+    }
+}
