@@ -9,6 +9,7 @@
 //!   cases/<id>/stderr        raw candidate stderr
 //!   cases/<id>/record.json   CaseRecord
 //!   summary.json             RunSummary (written last; its absence means the runner did not finish)
+//!   error.json               RunError, only when the runner refused to start (bad matrix, ...)
 //! ```
 //! This module only describes the records; the runner fills them, the verifier re-checks them.
 
@@ -21,6 +22,8 @@ pub const CASES_DIR: &str = "cases";
 pub const STDOUT_FILE: &str = "stdout";
 pub const STDERR_FILE: &str = "stderr";
 pub const RECORD_FILE: &str = "record.json";
+/// Written instead of the run when the runner could not run the matrix at all.
+pub const ERROR_FILE: &str = "error.json";
 
 /// What the runner observed about the boundary from inside.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -155,4 +158,20 @@ pub struct RunSummary {
     /// Case ids in matrix order.
     pub case_ids: Vec<String>,
     pub median_case_micros: u64,
+}
+
+/// Why the runner did not run the matrix (`error.json`). Exit code 2 goes with `matrix-*` kinds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RunError {
+    /// `matrix-unreadable`, `matrix-malformed`, `matrix-invalid` or `harness`.
+    pub kind: String,
+    /// One line, lowercase, fits "failed to …" style ("failed to read /scopebox/matrix.json: …").
+    pub message: String,
+    /// Each validation problem (`judge::validate_matrix`), when the matrix is invalid.
+    #[serde(default)]
+    pub problems: Vec<String>,
+    /// sha256 of the matrix bytes, when they could be read.
+    #[serde(default)]
+    pub matrix_sha256: Option<String>,
 }
