@@ -4,6 +4,7 @@
 //! the harness: an auditor builds it alone.
 
 pub mod digest;
+pub mod dsse;
 pub mod evidence;
 pub mod judge;
 pub mod matrix;
