@@ -1,1 +1,149 @@
 //! mcpscope: the read-only MCP inventory library.
+//!
+//! Module map (what each owns):
+//! - [`read`]: bounded, symlink-safe file access (the only config reader);
+//! - [`json`]: the strict/JSONC parser;
+//! - [`model`]: the v1 output types and closed vocabularies;
+//! - [`shape`], [`classify`]: entry shape checks, launch/guard classification;
+//! - [`instructions`]: instruction-file metadata probing;
+//! - [`profile`]: one module per client (`--client`);
+//! - [`root`], [`host`]: root selection and the injected host environment;
+//! - [`render_human`]: the terminal report and sanitization; [`cli`]: flags.
+//!
+//! [`run`] is the whole program minus process I/O: it never prints, exits,
+//! executes or writes. [`Status::exit_code`] is the one place exit codes are
+//! decided.
+
+pub mod classify;
+pub mod cli;
+pub mod host;
+pub mod instructions;
+pub mod json;
+pub mod model;
+pub mod profile;
+pub mod read;
+pub mod render_human;
+pub mod root;
+pub mod shape;
+
+use std::ffi::OsString;
+
+pub use host::{Host, Os};
+pub use profile::Client;
+
+use model::{Document, Tool, SCHEMA_VERSION};
+use render_human::sanitize;
+use root::SelectedRoot;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+/// One invocation, already parsed.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub root: OsString,
+    pub client: Client,
+    pub format: Format,
+}
+
+/// How an invocation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Every fixed source was present or missing.
+    Complete,
+    /// Some fixed source was unreadable, malformed, symlink-skipped,
+    /// not a file or too large.
+    Incomplete,
+    /// The root argument was empty, missing or not a directory.
+    InvalidRoot,
+    /// Unknown flag, unknown client, missing argument.
+    Usage,
+}
+
+impl Status {
+    /// The documented exit codes: 0 complete; 1 invalid root or incomplete
+    /// inventory; 2 usage error.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Status::Complete => 0,
+            Status::Incomplete | Status::InvalidRoot => 1,
+            Status::Usage => 2,
+        }
+    }
+}
+
+/// What to print and how to exit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub stdout: String,
+    pub stderr: String,
+    pub status: Status,
+}
+
+/// Select the root, inventory it with the requested profile and render.
+pub fn run(req: &Request, host: &Host) -> Outcome {
+    let root = match root::select(&req.root, host.cwd.as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            let shown = req.root.to_string_lossy();
+            return Outcome {
+                stdout: String::new(),
+                stderr: format!("mcpscope: error: {}\n", e.message(&sanitize(&shown))),
+                status: Status::InvalidRoot,
+            };
+        }
+    };
+    let doc = document(req.client, &root, host);
+    let stdout = match req.format {
+        Format::Json => to_json(&doc),
+        Format::Human => render_human::render(&doc, req.client),
+    };
+    let (status, stderr) = if doc.inventory_complete {
+        (Status::Complete, String::new())
+    } else {
+        let bad: Vec<String> = doc
+            .sources
+            .iter()
+            .filter(|s| !s.state.is_complete())
+            .map(|s| match s.reason {
+                Some(r) => format!("{} source {} ({})", s.scope, s.state.as_str(), r.as_str()),
+                None => format!("{} source {}", s.scope, s.state.as_str()),
+            })
+            .collect();
+        (
+            Status::Incomplete,
+            format!("mcpscope: inventory incomplete: {}\n", bad.join("; ")),
+        )
+    };
+    Outcome {
+        stdout,
+        stderr,
+        status,
+    }
+}
+
+/// The v1 document for a selected root.
+pub fn document(client: Client, root: &SelectedRoot, host: &Host) -> Document {
+    let inv = profile::inventory(client, root, host);
+    Document {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool::this(),
+        client: client.id(),
+        root: root.to_model(),
+        inventory_complete: Document::complete(&inv.sources),
+        sources: inv.sources,
+        servers: inv.servers,
+        instructions: inv.instructions,
+        coverage: inv.coverage,
+    }
+}
+
+/// The document as pretty JSON with a final newline.
+pub fn to_json(doc: &Document) -> String {
+    let mut s = serde_json::to_string_pretty(doc).expect("the model always serializes");
+    s.push('\n');
+    s
+}

@@ -1,2 +1,32 @@
-//! `mcpscope` command line.
-fn main() {}
+//! `mcpscope` command line: parse, call [`mcpscope::run`], print, exit.
+//! Exit codes are decided only by [`mcpscope::Status::exit_code`].
+//! This file must never read configuration itself.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use mcpscope::cli::Cli;
+use mcpscope::{Host, Status};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help/--version print to stdout and succeed; everything else is
+            // a usage error, reported before any file is read.
+            let _ = e.print();
+            let status = if e.use_stderr() {
+                Status::Usage
+            } else {
+                Status::Complete
+            };
+            return ExitCode::from(status.exit_code());
+        }
+    };
+    let out = mcpscope::run(&cli.into_request(), &Host::from_env());
+    // A closed pipe is not worth a panic; the exit code still tells.
+    let _ = std::io::stdout().lock().write_all(out.stdout.as_bytes());
+    let _ = std::io::stderr().lock().write_all(out.stderr.as_bytes());
+    ExitCode::from(out.status.exit_code())
+}

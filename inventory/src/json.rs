@@ -1,0 +1,611 @@
+//! The one JSON parser for configuration input: strict RFC 8259 by default,
+//! with exactly three opt-in relaxations for JSONC sources (comments, trailing
+//! commas, a leading BOM) and nothing else (no single quotes, no hex numbers,
+//! no unquoted keys).
+//!
+//! Guarantees: invalid UTF-8 is rejected before parsing; duplicate object keys
+//! (after unescaping) are rejected at every depth; nesting is bounded by
+//! [`Options::max_depth`], so recursion (and the recursive drop of the tree)
+//! can never overflow the stack; numbers of any size are kept as their text,
+//! never converted, so they cannot overflow or panic. Errors are a code
+//! ([`JsonError`] → [`Reason`]); no position or message text is produced.
+//!
+//! It must never be used to *write* JSON (serde_json does that) and never
+//! evaluate or expand anything in a value.
+
+use crate::model::Reason;
+
+/// What the parser accepts beyond strict JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// `//` line and `/* */` block comments.
+    pub comments: bool,
+    /// A comma before `]` or `}`.
+    pub trailing_commas: bool,
+    /// A leading UTF-8 byte-order mark.
+    pub bom: bool,
+    /// Maximum nesting of arrays/objects (the top-level value is depth 1).
+    pub max_depth: usize,
+}
+
+impl Options {
+    /// Strict JSON (Claude Code sources, Copilot user file).
+    pub const STRICT: Options = Options {
+        comments: false,
+        trailing_commas: false,
+        bom: false,
+        max_depth: 128,
+    };
+
+    /// JSONC as VS Code reads it: comments, trailing commas and a BOM.
+    pub const JSONC: Options = Options {
+        comments: true,
+        trailing_commas: true,
+        bom: true,
+        max_depth: 128,
+    };
+}
+
+/// A parsed value. Objects keep members in document order and never contain
+/// two equal keys. Numbers are kept as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Number(String),
+    String(String),
+    Array(Vec<Value>),
+    Object(Object),
+}
+
+/// Object members in document order (keys are unique).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Object(pub Vec<(String, Value)>);
+
+impl Object {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+}
+
+impl Value {
+    pub fn as_object(&self) -> Option<&Object> {
+        match self {
+            Value::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&[Value]> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// Why input was rejected. Maps 1:1 onto a [`Reason`] code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonError {
+    InvalidUtf8,
+    ByteOrderMark,
+    Comment,
+    TrailingComma,
+    DuplicateKey,
+    TooDeep,
+    LoneSurrogate,
+    Syntax,
+}
+
+impl JsonError {
+    pub fn reason(self) -> Reason {
+        match self {
+            JsonError::InvalidUtf8 => Reason::InvalidUtf8,
+            JsonError::ByteOrderMark => Reason::ByteOrderMark,
+            JsonError::Comment => Reason::Comment,
+            JsonError::TrailingComma => Reason::TrailingComma,
+            JsonError::DuplicateKey => Reason::DuplicateKey,
+            JsonError::TooDeep => Reason::TooDeep,
+            JsonError::LoneSurrogate => Reason::LoneSurrogate,
+            JsonError::Syntax => Reason::Syntax,
+        }
+    }
+}
+
+/// Parse one JSON document.
+pub fn parse(bytes: &[u8], opts: &Options) -> Result<Value, JsonError> {
+    let text = std::str::from_utf8(bytes).map_err(|_| JsonError::InvalidUtf8)?;
+    let mut input = text.as_bytes();
+    if let Some(rest) = input.strip_prefix("\u{feff}".as_bytes()) {
+        if !opts.bom {
+            return Err(JsonError::ByteOrderMark);
+        }
+        input = rest;
+    }
+    let mut p = Parser {
+        s: input,
+        i: 0,
+        opts,
+    };
+    p.skip_ws()?;
+    let v = p.value(1)?;
+    p.skip_ws()?;
+    if p.i != p.s.len() {
+        return Err(JsonError::Syntax);
+    }
+    Ok(v)
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+    opts: &'a Options,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn skip_ws(&mut self) -> Result<(), JsonError> {
+        loop {
+            match self.peek() {
+                Some(b' ' | b'\t' | b'\n' | b'\r') => self.i += 1,
+                Some(b'/') => {
+                    if !self.opts.comments {
+                        return Err(JsonError::Comment);
+                    }
+                    self.comment()?;
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    fn comment(&mut self) -> Result<(), JsonError> {
+        match self.s.get(self.i + 1) {
+            Some(b'/') => {
+                self.i += 2;
+                while let Some(c) = self.peek() {
+                    if c == b'\n' || c == b'\r' {
+                        break;
+                    }
+                    self.i += 1;
+                }
+                Ok(())
+            }
+            Some(b'*') => {
+                self.i += 2;
+                loop {
+                    match self.peek() {
+                        None => return Err(JsonError::Syntax),
+                        Some(b'*') if self.s.get(self.i + 1) == Some(&b'/') => {
+                            self.i += 2;
+                            return Ok(());
+                        }
+                        Some(_) => self.i += 1,
+                    }
+                }
+            }
+            _ => Err(JsonError::Syntax),
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, JsonError> {
+        match self.peek() {
+            Some(b'{') => self.object(depth),
+            Some(b'[') => self.array(depth),
+            Some(b'"') => self.string().map(Value::String),
+            Some(b't') => self.literal(b"true", Value::Bool(true)),
+            Some(b'f') => self.literal(b"false", Value::Bool(false)),
+            Some(b'n') => self.literal(b"null", Value::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => Err(JsonError::Syntax),
+        }
+    }
+
+    fn literal(&mut self, word: &[u8], v: Value) -> Result<Value, JsonError> {
+        if self.s[self.i..].starts_with(word) {
+            self.i += word.len();
+            Ok(v)
+        } else {
+            Err(JsonError::Syntax)
+        }
+    }
+
+    fn enter(&self, depth: usize) -> Result<(), JsonError> {
+        if depth > self.opts.max_depth {
+            Err(JsonError::TooDeep)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Value, JsonError> {
+        self.enter(depth)?;
+        self.i += 1; // [
+        let mut items = Vec::new();
+        self.skip_ws()?;
+        if self.peek() == Some(b']') {
+            self.i += 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            items.push(self.value(depth + 1)?);
+            self.skip_ws()?;
+            match self.peek() {
+                Some(b',') => {
+                    self.i += 1;
+                    self.skip_ws()?;
+                    if self.peek() == Some(b']') {
+                        if !self.opts.trailing_commas {
+                            return Err(JsonError::TrailingComma);
+                        }
+                        self.i += 1;
+                        return Ok(Value::Array(items));
+                    }
+                }
+                Some(b']') => {
+                    self.i += 1;
+                    return Ok(Value::Array(items));
+                }
+                _ => return Err(JsonError::Syntax),
+            }
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Value, JsonError> {
+        self.enter(depth)?;
+        self.i += 1; // {
+        let mut members: Vec<(String, Value)> = Vec::new();
+        self.skip_ws()?;
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+            return Ok(Value::Object(Object(members)));
+        }
+        loop {
+            if self.peek() != Some(b'"') {
+                return Err(JsonError::Syntax);
+            }
+            let key = self.string()?;
+            self.skip_ws()?;
+            if self.peek() != Some(b':') {
+                return Err(JsonError::Syntax);
+            }
+            self.i += 1;
+            self.skip_ws()?;
+            let v = self.value(depth + 1)?;
+            members.push((key, v));
+            self.skip_ws()?;
+            match self.peek() {
+                Some(b',') => {
+                    self.i += 1;
+                    self.skip_ws()?;
+                    if self.peek() == Some(b'}') {
+                        if !self.opts.trailing_commas {
+                            return Err(JsonError::TrailingComma);
+                        }
+                        self.i += 1;
+                        break;
+                    }
+                }
+                Some(b'}') => {
+                    self.i += 1;
+                    break;
+                }
+                _ => return Err(JsonError::Syntax),
+            }
+        }
+        if has_duplicates(&members) {
+            return Err(JsonError::DuplicateKey);
+        }
+        Ok(Value::Object(Object(members)))
+    }
+
+    /// A string starting at `"`; escapes decoded.
+    fn string(&mut self) -> Result<String, JsonError> {
+        self.i += 1; // "
+        let start = self.i;
+        // Fast path: no escapes.
+        loop {
+            match self.peek() {
+                None => return Err(JsonError::Syntax),
+                Some(b'"') => {
+                    let s = &self.s[start..self.i];
+                    self.i += 1;
+                    // Input was validated as UTF-8 and we split on ASCII bytes.
+                    return Ok(String::from_utf8(s.to_vec()).expect("validated utf-8"));
+                }
+                Some(b'\\') => break,
+                Some(c) if c < 0x20 => return Err(JsonError::Syntax),
+                Some(_) => self.i += 1,
+            }
+        }
+        let mut out: Vec<u8> = self.s[start..self.i].to_vec();
+        loop {
+            match self.peek() {
+                None => return Err(JsonError::Syntax),
+                Some(b'"') => {
+                    self.i += 1;
+                    return String::from_utf8(out).map_err(|_| JsonError::Syntax);
+                }
+                Some(b'\\') => {
+                    self.i += 1;
+                    let esc = self.peek().ok_or(JsonError::Syntax)?;
+                    self.i += 1;
+                    let c = match esc {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'/' => '/',
+                        b'b' => '\u{8}',
+                        b'f' => '\u{c}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        b'u' => self.unicode_escape()?,
+                        _ => return Err(JsonError::Syntax),
+                    };
+                    let mut tmp = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                }
+                Some(c) if c < 0x20 => return Err(JsonError::Syntax),
+                Some(c) => {
+                    out.push(c);
+                    self.i += 1;
+                }
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u32, JsonError> {
+        let h = self.s.get(self.i..self.i + 4).ok_or(JsonError::Syntax)?;
+        let mut v = 0u32;
+        for &b in h {
+            let d = (b as char).to_digit(16).ok_or(JsonError::Syntax)?;
+            v = v * 16 + d;
+        }
+        self.i += 4;
+        Ok(v)
+    }
+
+    /// After `\u`: one code point, pairing surrogates.
+    fn unicode_escape(&mut self) -> Result<char, JsonError> {
+        let hi = self.hex4()?;
+        match hi {
+            0xD800..=0xDBFF => {
+                if self.s.get(self.i..self.i + 2) != Some(b"\\u") {
+                    return Err(JsonError::LoneSurrogate);
+                }
+                self.i += 2;
+                let lo = self.hex4()?;
+                if !(0xDC00..=0xDFFF).contains(&lo) {
+                    return Err(JsonError::LoneSurrogate);
+                }
+                let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                char::from_u32(c).ok_or(JsonError::Syntax)
+            }
+            0xDC00..=0xDFFF => Err(JsonError::LoneSurrogate),
+            _ => char::from_u32(hi).ok_or(JsonError::Syntax),
+        }
+    }
+
+    /// RFC 8259 number grammar; the text is kept, never converted.
+    fn number(&mut self) -> Result<Value, JsonError> {
+        let start = self.i;
+        if self.peek() == Some(b'-') {
+            self.i += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.i += 1,
+            Some(b'1'..=b'9') => self.digits(),
+            _ => return Err(JsonError::Syntax),
+        }
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(JsonError::Syntax);
+            }
+            self.digits();
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(JsonError::Syntax);
+            }
+            self.digits();
+        }
+        let text = std::str::from_utf8(&self.s[start..self.i]).expect("ascii");
+        Ok(Value::Number(text.to_owned()))
+    }
+
+    fn digits(&mut self) {
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.i += 1;
+        }
+    }
+}
+
+/// Whether two members share a key. Linear for small objects, sorted for
+/// large ones (a 15,000-server map must not be quadratic).
+fn has_duplicates(members: &[(String, Value)]) -> bool {
+    if members.len() <= 16 {
+        for (i, (a, _)) in members.iter().enumerate() {
+            if members[..i].iter().any(|(b, _)| a == b) {
+                return true;
+            }
+        }
+        return false;
+    }
+    let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+    keys.sort_unstable();
+    keys.windows(2).any(|w| w[0] == w[1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strict(s: &str) -> Result<Value, JsonError> {
+        parse(s.as_bytes(), &Options::STRICT)
+    }
+
+    fn jsonc(s: &str) -> Result<Value, JsonError> {
+        parse(s.as_bytes(), &Options::JSONC)
+    }
+
+    #[test]
+    fn parses_ordinary_documents() {
+        let v = strict(r#" {"a": [1, -2.5e+3, true, false, null, "x"], "b": {}} "#).unwrap();
+        let o = v.as_object().unwrap();
+        assert_eq!(o.len(), 2);
+        assert_eq!(o.get("a").unwrap().as_array().unwrap().len(), 6);
+        assert_eq!(strict("\"s\"").unwrap(), Value::String("s".into()));
+        assert_eq!(strict("[]").unwrap(), Value::Array(vec![]));
+    }
+
+    #[test]
+    fn decodes_escapes_and_surrogate_pairs() {
+        let v = strict(r#""a\"\\\/\b\f\n\r\t\u0041\u00e9\ud83d\ude00""#).unwrap();
+        assert_eq!(v, Value::String("a\"\\/\u{8}\u{c}\n\r\tAé😀".into()));
+    }
+
+    #[test]
+    fn rejects_lone_surrogates() {
+        assert_eq!(strict(r#""\ud800""#), Err(JsonError::LoneSurrogate));
+        assert_eq!(strict(r#""\udc00x""#), Err(JsonError::LoneSurrogate));
+        assert_eq!(strict(r#""\ud800\u0041""#), Err(JsonError::LoneSurrogate));
+    }
+
+    #[test]
+    fn duplicate_keys_are_rejected_at_every_depth_after_unescaping() {
+        assert_eq!(strict(r#"{"a":1,"a":2}"#), Err(JsonError::DuplicateKey));
+        assert_eq!(
+            strict(r#"{"x":{"y":[{"a":1,"\u0061":2}]}}"#),
+            Err(JsonError::DuplicateKey)
+        );
+        let many: Vec<String> = (0..100).map(|i| format!("\"k{i}\":{i}")).collect();
+        let mut dup = many.clone();
+        dup.push("\"k37\":0".into());
+        assert!(strict(&format!("{{{}}}", many.join(","))).is_ok());
+        assert_eq!(
+            strict(&format!("{{{}}}", dup.join(","))),
+            Err(JsonError::DuplicateKey)
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_rejected() {
+        assert_eq!(
+            parse(b"{\"a\":\"\xff\"}", &Options::STRICT),
+            Err(JsonError::InvalidUtf8)
+        );
+        assert_eq!(
+            parse(b"\"\xed\xa0\x80\"", &Options::JSONC),
+            Err(JsonError::InvalidUtf8)
+        );
+    }
+
+    #[test]
+    fn strict_mode_rejects_bom_comments_and_trailing_commas() {
+        assert_eq!(strict("\u{feff}{}"), Err(JsonError::ByteOrderMark));
+        assert_eq!(strict("{} // c"), Err(JsonError::Comment));
+        assert_eq!(strict("{/* c */}"), Err(JsonError::Comment));
+        assert_eq!(strict(r#"{"a":1,}"#), Err(JsonError::TrailingComma));
+        assert_eq!(strict("[1,]"), Err(JsonError::TrailingComma));
+    }
+
+    #[test]
+    fn jsonc_mode_accepts_exactly_those_three() {
+        let v = jsonc("\u{feff}// lead\n{\"a\": [1, 2,], /* b */ \"b\": 1,}\n// end").unwrap();
+        assert_eq!(v.as_object().unwrap().len(), 2);
+        // Everything else stays strict.
+        assert_eq!(jsonc("{'a':1}"), Err(JsonError::Syntax));
+        assert_eq!(jsonc("{a:1}"), Err(JsonError::Syntax));
+        assert_eq!(jsonc("[0x10]"), Err(JsonError::Syntax));
+        assert_eq!(jsonc("[1,,2]"), Err(JsonError::Syntax));
+        assert_eq!(jsonc("[,]"), Err(JsonError::Syntax));
+        assert_eq!(jsonc("{} /* open"), Err(JsonError::Syntax));
+        assert_eq!(jsonc(r#"{"a":1,"a":1}"#), Err(JsonError::DuplicateKey));
+        // A BOM is only accepted at the very start.
+        assert_eq!(jsonc(" \u{feff}{}"), Err(JsonError::Syntax));
+    }
+
+    #[test]
+    fn syntax_errors() {
+        for bad in [
+            "",
+            " ",
+            "{",
+            "}",
+            "[1 2]",
+            "{\"a\" 1}",
+            "{\"a\":}",
+            "{1:2}",
+            "01",
+            "1.",
+            "-",
+            ".5",
+            "+1",
+            "1e",
+            "tru",
+            "nul",
+            "\"\n\"",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "{} {}",
+            "NaN",
+            "Infinity",
+            "\"unterminated",
+        ] {
+            assert_eq!(strict(bad), Err(JsonError::Syntax), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn numbers_of_any_size_are_kept_as_text() {
+        let big = format!(
+            "[{}, -{}e999999999999, 1E-400]",
+            "9".repeat(5000),
+            "1".repeat(400)
+        );
+        let v = strict(&big).unwrap();
+        let a = v.as_array().unwrap();
+        assert_eq!(a[0], Value::Number("9".repeat(5000)));
+        assert_eq!(a[2], Value::Number("1E-400".into()));
+    }
+
+    #[test]
+    fn nesting_is_bounded_without_stack_overflow() {
+        let ok = format!("{}{}", "[".repeat(128), "]".repeat(128));
+        assert!(strict(&ok).is_ok());
+        let deep = format!("{}{}", "[".repeat(129), "]".repeat(129));
+        assert_eq!(strict(&deep), Err(JsonError::TooDeep));
+        // A megabyte of openers fails fast instead of overflowing.
+        let huge = "[".repeat(1 << 20);
+        assert_eq!(strict(&huge), Err(JsonError::TooDeep));
+        let objs = "{\"a\":".repeat(200_000);
+        assert_eq!(strict(&objs), Err(JsonError::TooDeep));
+    }
+}

@@ -1,0 +1,411 @@
+//! The output model: the version-1 document of `contracts/inventory-v1.md`.
+//!
+//! Owns every type that is serialized to `--json` and rendered by the terminal
+//! report, and the closed vocabularies (file states, reason codes, transports,
+//! launch and guard forms). Profiles fill these types; renderers read them.
+//!
+//! It must never hold a command string, an argument, a URL, an env or header
+//! name or value, or an instruction body: there is deliberately no field that
+//! could carry one, so no renderer can leak one. Field names are a versioned
+//! contract: add fields, never rename or drop them. Profile-specific fields are
+//! `Option`s skipped when `None`, so each profile's JSON has only its own.
+
+use serde::{Serialize, Serializer};
+
+/// The `schemaVersion` of the document.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The whole `--json` document.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Document {
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// The profile id: `claude-code`, `vscode` or `dsh`.
+    pub client: &'static str,
+    pub root: Root,
+    /// True only when every fixed source is `present` or `missing`.
+    pub inventory_complete: bool,
+    pub sources: Vec<Source>,
+    pub servers: Vec<Server>,
+    pub instructions: Vec<Instruction>,
+    pub coverage: Coverage,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+impl Tool {
+    pub fn this() -> Tool {
+        Tool {
+            name: "mcpscope",
+            version: env!("CARGO_PKG_VERSION"),
+        }
+    }
+}
+
+/// The selected root in its three spellings.
+#[derive(Debug, Clone, Serialize)]
+pub struct Root {
+    /// The argument exactly as given (lossy only if it is not UTF-8).
+    pub requested: String,
+    /// Absolute spelling: current directory joined and `.`/`..` removed
+    /// lexically, symlinks not resolved.
+    pub explicit: String,
+    /// `realpath` of the root.
+    pub canonical: String,
+}
+
+/// What reading one fixed file found. Order of variants is irrelevant;
+/// the serialized spelling is the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileState {
+    Present,
+    Missing,
+    Unreadable,
+    Malformed,
+    SymlinkSkipped,
+    NotFile,
+    TooLarge,
+}
+
+impl FileState {
+    /// Whether this state keeps the inventory complete.
+    pub fn is_complete(self) -> bool {
+        matches!(self, FileState::Present | FileState::Missing)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileState::Present => "present",
+            FileState::Missing => "missing",
+            FileState::Unreadable => "unreadable",
+            FileState::Malformed => "malformed",
+            FileState::SymlinkSkipped => "symlink-skipped",
+            FileState::NotFile => "not-file",
+            FileState::TooLarge => "too-large",
+        }
+    }
+}
+
+/// Why a file is not plainly `present`/`missing`: a code, never OS or parser
+/// text. Shared by every profile; add variants, never rename them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    // --- reading (read.rs) ---
+    /// EACCES/EPERM on the file or on a directory on the way to it.
+    PermissionDenied,
+    /// Any other OS error (EIO, ENAMETOOLONG, EMFILE, ...).
+    IoError,
+    /// The home directory is unknown (HOME unset, empty or relative).
+    HomeNotSet,
+    /// The file itself is a symlink (dangling or not).
+    Symlink,
+    /// A directory on the way from the trusted base is a symlink.
+    SymlinkInPath,
+    /// A path component on the way is not a directory: the file cannot exist.
+    ParentNotDirectory,
+    Directory,
+    Fifo,
+    Socket,
+    Device,
+    OtherFileType,
+    /// More than 1 MiB (the read stops at limit + 1 bytes).
+    ExceedsReadLimit,
+    // --- parsing (json.rs, later yaml) ---
+    InvalidUtf8,
+    ByteOrderMark,
+    Comment,
+    TrailingComma,
+    DuplicateKey,
+    TooDeep,
+    /// A `\uD800`-style escape without its pair: not representable exactly.
+    LoneSurrogate,
+    Syntax,
+    UnsupportedTag,
+    // --- interpretation (profiles) ---
+    /// The file parsed but the container (or the root) has the wrong type.
+    WrongContainerType,
+    /// `projects` has entries under both the canonical and explicit root.
+    AmbiguousProjectKey,
+}
+
+impl Reason {
+    /// The code as serialized (kebab-case), for the terminal report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::PermissionDenied => "permission-denied",
+            Reason::IoError => "io-error",
+            Reason::HomeNotSet => "home-not-set",
+            Reason::Symlink => "symlink",
+            Reason::SymlinkInPath => "symlink-in-path",
+            Reason::ParentNotDirectory => "parent-not-directory",
+            Reason::Directory => "directory",
+            Reason::Fifo => "fifo",
+            Reason::Socket => "socket",
+            Reason::Device => "device",
+            Reason::OtherFileType => "other-file-type",
+            Reason::ExceedsReadLimit => "exceeds-read-limit",
+            Reason::InvalidUtf8 => "invalid-utf8",
+            Reason::ByteOrderMark => "byte-order-mark",
+            Reason::Comment => "comment",
+            Reason::TrailingComma => "trailing-comma",
+            Reason::DuplicateKey => "duplicate-key",
+            Reason::TooDeep => "too-deep",
+            Reason::LoneSurrogate => "lone-surrogate",
+            Reason::Syntax => "syntax",
+            Reason::UnsupportedTag => "unsupported-tag",
+            Reason::WrongContainerType => "wrong-container-type",
+            Reason::AmbiguousProjectKey => "ambiguous-project-key",
+        }
+    }
+}
+
+/// A file that could not be taken as plainly present: its state and code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unavailable {
+    pub state: FileState,
+    pub reason: Option<Reason>,
+}
+
+impl Unavailable {
+    pub const MISSING: Unavailable = Unavailable {
+        state: FileState::Missing,
+        reason: None,
+    };
+
+    pub fn new(state: FileState, reason: Reason) -> Unavailable {
+        Unavailable {
+            state,
+            reason: Some(reason),
+        }
+    }
+
+    pub fn malformed(reason: Reason) -> Unavailable {
+        Unavailable::new(FileState::Malformed, reason)
+    }
+}
+
+/// One fixed configuration source of a profile.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    /// Profile-specific scope (or origin/layer) id.
+    pub scope: &'static str,
+    pub path: String,
+    /// Where servers live in the file, e.g. `mcpServers`.
+    pub container: String,
+    pub state: FileState,
+    /// Always serialized (`null` when there is nothing to add).
+    pub reason: Option<Reason>,
+    pub server_count: usize,
+    /// vscode/dsh: `json`, `jsonc`, `yaml`, ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<&'static str>,
+    /// vscode: whether root fields other than the container exist.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uninterpreted_root_fields: Option<RootFields>,
+}
+
+impl Source {
+    /// A source with no profile-specific fields.
+    pub fn new(scope: &'static str, path: String, container: String) -> Source {
+        Source {
+            scope,
+            path,
+            container,
+            state: FileState::Missing,
+            reason: None,
+            server_count: 0,
+            format: None,
+            uninterpreted_root_fields: None,
+        }
+    }
+
+    pub fn set(&mut self, u: Unavailable) {
+        self.state = u.state;
+        self.reason = u.reason;
+    }
+}
+
+/// `uninterpretedRootFields`: `true`, `false` or `"unknown"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootFields {
+    Known(bool),
+    Unknown,
+}
+
+impl Serialize for RootFields {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RootFields::Known(b) => s.serialize_bool(*b),
+            RootFields::Unknown => s.serialize_str("unknown"),
+        }
+    }
+}
+
+/// One observed server declaration. Counts only: no command, args, URL,
+/// env or header names or values.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Server {
+    pub name: String,
+    pub scope: &'static str,
+    pub path: String,
+    /// A declaration was observed; nothing more.
+    pub configured: bool,
+    pub shape: Shape,
+    pub launch: Launch,
+    pub guard_form: GuardForm,
+    /// claude-code: higher scopes with a declaration of the same name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub possible_shadowed_by: Option<Vec<&'static str>>,
+    /// claude-code: `["managed"]` when managed-mcp.json exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub possibly_excluded_by: Option<Vec<&'static str>>,
+    /// vscode: other origins with a declaration of the same name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub same_name_in: Option<Vec<&'static str>>,
+    /// dsh: `null` or the layer that wins, and on which key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shadowed_by: Option<Option<ShadowedBy>>,
+}
+
+/// dsh `shadowedBy`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShadowedBy {
+    pub scope: &'static str,
+    /// `name`, `normalized-name` or `identity`.
+    pub key: &'static str,
+}
+
+/// Declaration shape: which known fields exist and whether their types check
+/// out. Not a full validation of any client's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Shape {
+    pub valid: bool,
+    /// Kebab-case problem codes, in a fixed check order.
+    pub problems: Vec<&'static str>,
+    pub transport: Transport,
+    /// Names of known fields present, sorted.
+    pub fields: Vec<&'static str>,
+    pub arg_count: usize,
+    pub env_count: usize,
+    pub header_count: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    Stdio,
+    Http,
+    Sse,
+    Ws,
+    Unknown,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+            Transport::Sse => "sse",
+            Transport::Ws => "ws",
+            Transport::Unknown => "unknown",
+        }
+    }
+}
+
+/// How the declaration would start a server (see CLASSIFICATION.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Launch {
+    Executable,
+    PackageRunner,
+    Container,
+    InterpreterScript,
+    GuardWrapper,
+    Remote,
+    Unknown,
+}
+
+impl Launch {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Launch::Executable => "executable",
+            Launch::PackageRunner => "package-runner",
+            Launch::Container => "container",
+            Launch::InterpreterScript => "interpreter-script",
+            Launch::GuardWrapper => "guard-wrapper",
+            Launch::Remote => "remote",
+            Launch::Unknown => "unknown",
+        }
+    }
+}
+
+/// Whether the declaration routes through a recognized guard wrapper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GuardForm {
+    Direct,
+    Guarded,
+    Unknown,
+}
+
+impl GuardForm {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuardForm::Direct => "direct",
+            GuardForm::Guarded => "guarded",
+            GuardForm::Unknown => "unknown",
+        }
+    }
+}
+
+/// One instruction-file candidate: metadata only, contents never read.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Instruction {
+    /// `project`, `ancestor`, `user` or `managed`.
+    pub scope: &'static str,
+    pub path: String,
+    /// The candidate name relative to its directory, e.g. `.claude/CLAUDE.md`.
+    pub name: &'static str,
+    pub state: FileState,
+    /// Same codes as [`Source::reason`]; `null` when present or missing.
+    pub reason: Option<Reason>,
+    /// Size from `fstat` when present, else `null`.
+    pub bytes: Option<u64>,
+    /// Always `unknown`: host settings, imports and versions decide.
+    pub applicability: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Coverage {
+    /// Documented coverage limits of the profile, in a fixed order.
+    pub not_examined: Vec<&'static str>,
+    /// What no static inventory can know, in a fixed order.
+    pub unknown: Vec<&'static str>,
+}
+
+/// The `unknown` list every profile starts from.
+pub const ALWAYS_UNKNOWN: [&str; 4] = [
+    "host-version",
+    "effective-selection",
+    "loading",
+    "enforcement",
+];
+
+impl Document {
+    /// Recompute `inventoryComplete` from the sources.
+    pub fn complete(sources: &[Source]) -> bool {
+        sources.iter().all(|s| s.state.is_complete())
+    }
+}

@@ -1,0 +1,223 @@
+//! The Claude Code profile (the default): four fixed MCP sources and the
+//! CLAUDE.md/AGENTS.md instruction candidates, as in the "Claude Code profile"
+//! section of the seed and `contracts/inventory-v1.md`.
+//!
+//! | scope   | file                                   | container                       |
+//! |---------|----------------------------------------|---------------------------------|
+//! | local   | `~/.claude.json`                       | `projects[<root>].mcpServers`   |
+//! | project | `<root>/.mcp.json`                     | `mcpServers`                    |
+//! | user    | `~/.claude.json`                       | `mcpServers`                    |
+//! | managed | `<managed dir>/managed-mcp.json`       | `mcpServers`                    |
+//!
+//! Local lookup tries the canonical root and the explicit absolute spelling;
+//! entries under both keys make the local source `malformed` /
+//! `ambiguous-project-key` (never merged; no other key is searched).
+//! `possibleShadowedBy` lists higher scopes in the CLI order (local, then
+//! project, then user) with a same-name declaration; it is not an effective-winner
+//! calculation. Whenever managed-mcp.json exists in any form (any state but
+//! `missing`), every local/project/user server carries
+//! `possiblyExcludedBy: ["managed"]`: Claude Code then loads only managed
+//! servers (observed with Claude Code 2.1.328), and a file that exists but
+//! cannot be read may still be honoured by the host.
+//!
+//! Strict JSON only. This profile must never read instruction contents, run
+//! anything or look at any other `projects` key.
+
+use std::collections::HashMap;
+
+use crate::host::Host;
+use crate::instructions;
+use crate::json::{Object, Options};
+use crate::model::{FileState, Reason, Server, Source, Unavailable};
+use crate::profile::{coverage, fill_source, load_object, member_object, path_string, Inventory};
+use crate::root::SelectedRoot;
+use crate::shape;
+
+pub const LOCAL: &str = "local";
+pub const PROJECT: &str = "project";
+pub const USER: &str = "user";
+pub const MANAGED: &str = "managed";
+
+/// Scopes that take part in `possibleShadowedBy`, highest first.
+const SHADOW_ORDER: [&str; 3] = [LOCAL, PROJECT, USER];
+
+/// Instruction names at the root and every ancestor, in report order.
+pub const LEVEL_INSTRUCTIONS: [&str; 5] = [
+    "CLAUDE.md",
+    ".claude/CLAUDE.md",
+    "CLAUDE.local.md",
+    "AGENTS.md",
+    ".claude/AGENTS.md",
+];
+
+/// Documented coverage limits, in report order.
+pub const NOT_EXAMINED: [&str; 15] = [
+    "other-project-keys",
+    "settings",
+    "managed-settings",
+    "project-approvals",
+    "plugins",
+    "connectors",
+    "session-flags",
+    "environment-overrides",
+    "remote-policy",
+    "desktop-app-precedence",
+    "rules",
+    "nested-instructions",
+    "instruction-imports",
+    "additional-workspace-roots",
+    "executable-identity",
+];
+
+pub fn inventory(root: &SelectedRoot, host: &Host) -> Inventory {
+    let canonical = path_string(&root.canonical);
+    let explicit = path_string(&root.explicit);
+
+    let claude_json = match &host.home {
+        Some(h) => path_string(&h.join(".claude.json")),
+        None => "~/.claude.json".to_owned(),
+    };
+    let mut local = Source::new(LOCAL, claude_json.clone(), container_for(&canonical));
+    let mut user = Source::new(USER, claude_json, "mcpServers".to_owned());
+    let (local_rows, user_rows) = match &host.home {
+        None => {
+            let u = Unavailable::new(FileState::Unreadable, Reason::HomeNotSet);
+            local.set(u);
+            user.set(u);
+            (Vec::new(), Vec::new())
+        }
+        Some(home) => match load_object(home, &[".claude.json"], &Options::STRICT) {
+            Err(u) => {
+                local.set(u);
+                user.set(u);
+                (Vec::new(), Vec::new())
+            }
+            Ok(top) => {
+                let local_container = local_container(&top, &canonical, &explicit, &mut local);
+                let l = fill_source(&mut local, local_container, shape::claude_code);
+                let u = fill_source(
+                    &mut user,
+                    member_object(&top, "mcpServers"),
+                    shape::claude_code,
+                );
+                (l, u)
+            }
+        },
+    };
+
+    let mut project = Source::new(
+        PROJECT,
+        path_string(&root.canonical.join(".mcp.json")),
+        "mcpServers".to_owned(),
+    );
+    let project_rows = read_servers(&mut project, &root.canonical, ".mcp.json");
+
+    let managed_dir = &host.claude_managed_dir;
+    let mut managed = Source::new(
+        MANAGED,
+        path_string(&managed_dir.join("managed-mcp.json")),
+        "mcpServers".to_owned(),
+    );
+    let managed_rows = read_servers(&mut managed, managed_dir, "managed-mcp.json");
+    let managed_exists = managed.state != FileState::Missing;
+
+    let mut servers: Vec<Server> = [local_rows, project_rows, user_rows, managed_rows]
+        .into_iter()
+        .flatten()
+        .collect();
+    annotate(&mut servers, managed_exists);
+
+    let mut instructions = instructions::probe_levels(&root.canonical, &LEVEL_INSTRUCTIONS);
+    instructions.push(match &host.home {
+        Some(h) => instructions::probe("user", h, ".claude/CLAUDE.md"),
+        None => instructions::home_unknown("user", ".claude/CLAUDE.md"),
+    });
+    instructions.push(instructions::probe("managed", managed_dir, "CLAUDE.md"));
+
+    Inventory {
+        sources: vec![local, project, user, managed],
+        servers,
+        instructions,
+        coverage: coverage(&NOT_EXAMINED),
+    }
+}
+
+fn container_for(key: &str) -> String {
+    format!("projects[{key}].mcpServers")
+}
+
+/// Read `base/<file>` and take its `mcpServers`.
+fn read_servers(source: &mut Source, base: &std::path::Path, file: &str) -> Vec<Server> {
+    match load_object(base, &[file], &Options::STRICT) {
+        Ok(top) => fill_source(
+            source,
+            member_object(&top, "mcpServers"),
+            shape::claude_code,
+        ),
+        Err(u) => {
+            source.set(u);
+            Vec::new()
+        }
+    }
+}
+
+/// Find `projects[<key>].mcpServers` under the canonical or explicit key.
+fn local_container<'a>(
+    top: &'a Object,
+    canonical: &str,
+    explicit: &str,
+    local: &mut Source,
+) -> Result<Option<&'a Object>, Unavailable> {
+    let Some(projects) = member_object(top, "projects")? else {
+        return Ok(None);
+    };
+    let mut keys = vec![canonical];
+    if explicit != canonical {
+        keys.push(explicit);
+    }
+    let found: Vec<&str> = keys
+        .into_iter()
+        .filter(|k| projects.get(k).is_some())
+        .collect();
+    match found.as_slice() {
+        [] => Ok(None),
+        [key] => {
+            local.container = container_for(key);
+            match member_object(projects, key)? {
+                Some(project) => member_object(project, "mcpServers"),
+                None => unreachable!("key was found"),
+            }
+        }
+        _ => Err(Unavailable::malformed(Reason::AmbiguousProjectKey)),
+    }
+}
+
+/// Fill `possibleShadowedBy` and `possiblyExcludedBy` on every row.
+fn annotate(servers: &mut [Server], managed_exists: bool) {
+    let rank = |scope: &str| SHADOW_ORDER.iter().position(|s| *s == scope);
+    // name -> bit set of shadow-order scopes declaring it.
+    let mut seen: HashMap<&str, u8> = HashMap::new();
+    for s in servers.iter() {
+        if let Some(r) = rank(s.scope) {
+            *seen.entry(s.name.as_str()).or_default() |= 1 << r;
+        }
+    }
+    let higher: Vec<Vec<&'static str>> = servers
+        .iter()
+        .map(|s| match rank(s.scope) {
+            Some(r) => {
+                let bits = seen[s.name.as_str()];
+                (0..r)
+                    .filter(|h| bits & (1 << h) != 0)
+                    .map(|h| SHADOW_ORDER[h])
+                    .collect()
+            }
+            None => Vec::new(),
+        })
+        .collect();
+    for (s, h) in servers.iter_mut().zip(higher) {
+        let excluded = managed_exists && s.scope != MANAGED;
+        s.possible_shadowed_by = Some(h);
+        s.possibly_excluded_by = Some(if excluded { vec![MANAGED] } else { Vec::new() });
+    }
+}

@@ -1,0 +1,286 @@
+//! The terminal report: a readable rendering of the same [`Document`] the
+//! JSON output serializes, plus [`sanitize`], which every name, path and
+//! container string passes through before it reaches a terminal.
+//!
+//! Sanitizing escapes (never drops silently) control characters (C0, DEL,
+//! C1 — so ANSI escape sequences lose their ESC and print as text), bidi
+//! overrides and isolates, zero-width and other invisible format characters,
+//! line/paragraph separators and the backslash itself, as `\u{hex}` / `\\`.
+//! JSON output keeps every string exactly; only this module changes them.
+//!
+//! This module must never receive or print commands, arguments, URLs,
+//! env/header names or values, or instruction contents: the model has none.
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+use crate::model::{Document, FileState, Instruction, Server, Source};
+use crate::profile::Client;
+
+/// Escape everything that could move the cursor, recolour, reorder or hide
+/// text on a terminal.
+pub fn sanitize(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c == '\\' {
+            out.push_str("\\\\");
+        } else if needs_escape(c) {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn needs_escape(c: char) -> bool {
+    c == '\\'
+        || c.is_control()
+        || matches!(c,
+            '\u{00ad}'                  // soft hyphen
+            | '\u{034f}'                // combining grapheme joiner
+            | '\u{061c}'                // arabic letter mark
+            | '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' // hangul fillers
+            | '\u{180e}'                // mongolian vowel separator
+            | '\u{200b}'..='\u{200f}'   // zero-width, LRM, RLM
+            | '\u{2028}'..='\u{202e}'   // line/paragraph separators, bidi embeddings/overrides
+            | '\u{2060}'..='\u{206f}'   // word joiner, invisible operators, bidi isolates
+            | '\u{feff}'                // zero-width no-break space / BOM
+            | '\u{fff9}'..='\u{fffb}'   // interlinear annotations
+            | '\u{e0000}'..='\u{e007f}' // tag characters
+        )
+}
+
+/// The full report, ending with a newline.
+pub fn render(doc: &Document, client: Client) -> String {
+    let mut o = String::new();
+    let _ = write_report(&mut o, doc, client);
+    o
+}
+
+fn write_report(o: &mut String, doc: &Document, client: Client) -> std::fmt::Result {
+    writeln!(
+        o,
+        "mcpscope {} · {} inventory (read-only: nothing was run, nothing written)",
+        doc.tool.version,
+        client.title()
+    )?;
+    writeln!(o)?;
+    writeln!(o, "root       {}", sanitize(&doc.root.canonical))?;
+    writeln!(o, "requested  {}", sanitize(&doc.root.requested))?;
+    writeln!(o, "explicit   {}", sanitize(&doc.root.explicit))?;
+    if doc.inventory_complete {
+        writeln!(
+            o,
+            "inventory  complete: every fixed source is present or missing"
+        )?;
+    } else {
+        let bad: Vec<String> = doc
+            .sources
+            .iter()
+            .filter(|s| !s.state.is_complete())
+            .map(|s| format!("{} {}", s.scope, state_label(s.state, s.reason)))
+            .collect();
+        writeln!(o, "inventory  incomplete: {}", bad.join("; "))?;
+    }
+
+    writeln!(o)?;
+    writeln!(o, "Sources")?;
+    let width = doc.sources.iter().map(|s| s.scope.len()).max().unwrap_or(0);
+    for s in &doc.sources {
+        write_source(o, s, width)?;
+    }
+
+    writeln!(o)?;
+    writeln!(
+        o,
+        "Servers ({}; declarations only: names, shapes and counts)",
+        doc.servers.len()
+    )?;
+    for s in &doc.sources {
+        writeln!(o, "  {}", s.scope)?;
+        let rows: Vec<&Server> = doc.servers.iter().filter(|v| v.scope == s.scope).collect();
+        if rows.is_empty() {
+            let why = match s.state {
+                FileState::Present => "(none)".to_owned(),
+                FileState::Missing => "(none: source missing)".to_owned(),
+                other => format!("(none observed: source {})", other.as_str()),
+            };
+            writeln!(o, "    {why}")?;
+        }
+        for v in rows {
+            write_server(o, v)?;
+        }
+    }
+
+    writeln!(o)?;
+    write_instructions(o, &doc.instructions)?;
+
+    writeln!(o)?;
+    writeln!(o, "Coverage")?;
+    write_list(o, "  not examined: ", &doc.coverage.not_examined)?;
+    write_list(o, "  unknown: ", &doc.coverage.unknown)?;
+    Ok(())
+}
+
+fn state_label(state: FileState, reason: Option<crate::model::Reason>) -> String {
+    match reason {
+        Some(r) => format!("{} ({})", state.as_str(), r.as_str()),
+        None => state.as_str().to_owned(),
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn write_source(o: &mut String, s: &Source, width: usize) -> std::fmt::Result {
+    let mut label = state_label(s.state, s.reason);
+    if s.state == FileState::Present {
+        label.push_str(&format!(
+            ", {}",
+            plural(s.server_count, "server", "servers")
+        ));
+    }
+    writeln!(o, "  {:<width$}  {label}", s.scope)?;
+    writeln!(
+        o,
+        "  {:<width$}  {} → {}",
+        "",
+        sanitize(&s.path),
+        sanitize(&s.container)
+    )
+}
+
+fn write_server(o: &mut String, v: &Server) -> std::fmt::Result {
+    let name = if v.name.is_empty() {
+        "(empty name)".into()
+    } else {
+        sanitize(&v.name)
+    };
+    writeln!(o, "    {name}")?;
+    let sh = &v.shape;
+    writeln!(
+        o,
+        "      {} · launch {} · guard {} · {} · {} · {}",
+        sh.transport.as_str(),
+        v.launch.as_str(),
+        v.guard_form.as_str(),
+        plural(sh.arg_count, "arg", "args"),
+        plural(sh.env_count, "env var", "env vars"),
+        plural(sh.header_count, "header", "headers"),
+    )?;
+    if !sh.valid {
+        writeln!(o, "      shape invalid: {}", sh.problems.join(", "))?;
+    }
+    if let Some(by) = v.possible_shadowed_by.as_ref().filter(|b| !b.is_empty()) {
+        writeln!(o, "      possibly shadowed by: {}", by.join(", "))?;
+    }
+    if let Some(by) = v.possibly_excluded_by.as_ref().filter(|b| !b.is_empty()) {
+        writeln!(o, "      possibly excluded by: {}", by.join(", "))?;
+    }
+    if let Some(by) = v.same_name_in.as_ref().filter(|b| !b.is_empty()) {
+        writeln!(o, "      same name in: {}", by.join(", "))?;
+    }
+    if let Some(Some(by)) = &v.shadowed_by {
+        writeln!(o, "      shadowed by: {} ({})", by.scope, by.key)?;
+    }
+    Ok(())
+}
+
+fn write_instructions(o: &mut String, all: &[Instruction]) -> std::fmt::Result {
+    let shown: Vec<&Instruction> = all
+        .iter()
+        .filter(|i| i.state != FileState::Missing)
+        .collect();
+    writeln!(
+        o,
+        "Instructions ({} of {} candidates found; metadata only, contents never read)",
+        shown.len(),
+        all.len()
+    )?;
+    let width = shown.iter().map(|i| i.scope.len()).max().unwrap_or(0);
+    for i in &shown {
+        let label = match (i.state, i.bytes) {
+            (FileState::Present, Some(b)) => plural(b as usize, "byte", "bytes"),
+            _ => state_label(i.state, i.reason),
+        };
+        writeln!(o, "  {:<width$}  {}  ({label})", i.scope, sanitize(&i.path))?;
+    }
+    let missing = all.len() - shown.len();
+    if missing > 0 {
+        writeln!(
+            o,
+            "  {} missing",
+            plural(missing, "other candidate", "other candidates")
+        )?;
+    }
+    writeln!(o, "  applicability: unknown for every candidate")
+}
+
+/// `prefix` then items joined by ", ", wrapped at 80 columns.
+fn write_list(o: &mut String, prefix: &str, items: &[&str]) -> std::fmt::Result {
+    let indent = " ".repeat(prefix.chars().count());
+    let mut line = prefix.to_owned();
+    let mut first = true;
+    for (n, item) in items.iter().enumerate() {
+        let piece = if n + 1 < items.len() {
+            format!("{item},")
+        } else {
+            (*item).to_owned()
+        };
+        if !first && line.chars().count() + 1 + piece.len() > 80 {
+            writeln!(o, "{line}")?;
+            line = indent.clone();
+            first = true;
+        }
+        if !first {
+            line.push(' ');
+        }
+        line.push_str(&piece);
+        first = false;
+    }
+    if items.is_empty() {
+        line.push_str("(none)");
+    }
+    writeln!(o, "{line}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed_unchanged() {
+        assert!(matches!(sanitize("/home/ü/proj name"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn controls_ansi_and_bidi_are_escaped() {
+        assert_eq!(sanitize("a\u{1b}[31mred"), "a\\u{1b}[31mred");
+        assert_eq!(
+            sanitize("x\ny\tz\r\u{7f}\u{85}"),
+            "x\\u{a}y\\u{9}z\\u{d}\\u{7f}\\u{85}"
+        );
+        assert_eq!(sanitize("evil\u{202e}gpj.exe"), "evil\\u{202e}gpj.exe");
+        assert_eq!(
+            sanitize("\u{2066}\u{2069}\u{200f}\u{feff}"),
+            "\\u{2066}\\u{2069}\\u{200f}\\u{feff}"
+        );
+        assert_eq!(sanitize("\u{e0041}"), "\\u{e0041}");
+        // The backslash is escaped so an escape can never be forged.
+        assert_eq!(sanitize("a\\u{1b}"), "a\\\\u{1b}");
+    }
+
+    #[test]
+    fn lists_wrap() {
+        let mut o = String::new();
+        let items = ["aaaaaaaaaaaaaaaaaaaa"; 6];
+        write_list(&mut o, "  x: ", &items).unwrap();
+        assert!(o.lines().all(|l| l.chars().count() <= 80), "{o}");
+        assert_eq!(o.lines().count(), 2);
+    }
+}
