@@ -76,10 +76,7 @@ pub fn invariants(
         failures.push(format!("candidate killed by signal {signal}"));
     }
     if record.marker_present {
-        failures.push(format!(
-            "sentinel marker {} present: a configured command was executed",
-            layout::SENTINEL_MARKER
-        ));
+        failures.push(marker_failure());
     }
     failures.extend(fixture_change_failures(
         &record.fixtures_before,
@@ -102,6 +99,15 @@ pub fn invariants(
     if sha256_hex(stderr) != record.stderr_sha256 {
         failures.push("stderr does not match its recorded sha256".to_string());
     }
+}
+
+/// The failure `invariants` reports when the sentinel marker is present: the negative control
+/// counts as caught only when this exact failure fires.
+pub fn marker_failure() -> String {
+    format!(
+        "sentinel marker {} present: a configured command was executed",
+        layout::SENTINEL_MARKER
+    )
 }
 
 /// Every path added, removed or changed between two walks of the fixture roots.

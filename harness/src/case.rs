@@ -1,0 +1,316 @@
+//! One case, end to end: clear the fixture roots, lay out the case's tree, walk it, run the
+//! candidate with a cleared environment under the case's deadline while capturing both output
+//! streams completely, walk again, check the sentinel marker, and judge. Also the deadline-bound
+//! process capture the controls reuse. A case that fails is recorded, never raised: only the
+//! harness's own I/O failures are errors. This module must never decide a verdict itself —
+//! `judge::judge` does — and never lets a process it started outlive its deadline.
+
+use crate::{fixture, HarnessError, IoContext, Layout};
+use scopebox_receipts::digest::sha256_hex;
+use scopebox_receipts::evidence::{CaseRecord, Verdict};
+use scopebox_receipts::judge;
+use scopebox_receipts::matrix::{Case, Matrix, DEFAULT_CASE_DEADLINE_MS};
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// What a process did, as far as a verdict needs to know.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// The deadline passed and the process group was killed.
+    pub timed_out: bool,
+    /// From spawn to reaping the process.
+    pub duration: Duration,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// Runs `cmd` with stdin null and both streams captured in full, in its own process group.
+/// At the deadline the whole group gets SIGKILL; after the process exits, anything it left
+/// behind in its group is killed too, so no straggler can fire the sentinel during a later case.
+pub fn run_captured(mut cmd: Command, deadline: Duration) -> std::io::Result<Captured> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = cmd.spawn()?;
+    let pid = child.id();
+    let mut out = child.stdout.take().expect("stdout is piped");
+    let mut err = child.stderr.take().expect("stderr is piped");
+    // Both pipes are drained concurrently: a child filling one while we block on the other
+    // would deadlock.
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        out.read_to_end(&mut buf).map(|_| buf)
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        err.read_to_end(&mut buf).map(|_| buf)
+    });
+    let (done_tx, done_rx) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        let _ = done_tx.send(());
+        status
+    });
+    let timed_out = match done_rx.recv_timeout(deadline) {
+        Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => false,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            kill_group(pid);
+            true
+        }
+    };
+    let status = waiter
+        .join()
+        .map_err(|_| std::io::Error::other("waiter thread panicked"))??;
+    let duration = start.elapsed();
+    kill_group(pid);
+    let stdout = out_reader
+        .join()
+        .map_err(|_| std::io::Error::other("stdout reader panicked"))??;
+    let stderr = err_reader
+        .join()
+        .map_err(|_| std::io::Error::other("stderr reader panicked"))??;
+    Ok(Captured {
+        exit_code: status.code(),
+        signal: status.signal(),
+        timed_out,
+        duration,
+        stdout,
+        stderr,
+    })
+}
+
+fn kill_group(pid: u32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        // ESRCH (nothing left in the group) is the normal case after a clean exit.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// A case as it ran: the record (with its verdict) and the raw captures it was judged from.
+#[derive(Debug, Clone)]
+pub struct CaseOutcome {
+    pub record: CaseRecord,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// The environment every candidate gets: exactly the base plus the case's own variables,
+/// sorted `NAME=value`.
+pub fn candidate_env(layout: &Layout, case: &Case) -> Vec<(String, String)> {
+    let mut env: std::collections::BTreeMap<String, String> = [
+        (
+            "HOME",
+            layout
+                .host(scopebox_receipts::layout::HOME)
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        ("PATH", layout.candidate_path_env.clone()),
+        ("LANG", "C.UTF-8".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for (k, v) in &layout.sentinel_env {
+        env.insert(k.clone(), v.clone());
+    }
+    for (k, v) in &case.env {
+        env.insert(k.clone(), v.clone());
+    }
+    env.into_iter().collect()
+}
+
+/// Whether the sentinel's marker exists (as anything, even a dangling symlink).
+pub fn marker_present(layout: &Layout) -> bool {
+    std::fs::symlink_metadata(&layout.sentinel_marker).is_ok()
+}
+
+/// Removes the marker if present; true when it is gone afterwards.
+pub fn remove_marker(layout: &Layout) -> bool {
+    match std::fs::remove_file(&layout.sentinel_marker) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(_) => return false,
+    }
+    !marker_present(layout)
+}
+
+/// Runs one case (not its `fault`: the caller handles that) and judges it. A marker left by
+/// this case is recorded and then removed so it cannot be blamed on the next case.
+pub fn run_case(
+    layout: &Layout,
+    matrix: &Matrix,
+    case: &Case,
+) -> Result<CaseOutcome, HarnessError> {
+    fixture::clear(layout)?;
+    fixture::lay_out(layout, &case.fixture)?;
+    let fixtures_before = fixture::walk(layout)?;
+
+    let cwd_logical = case.cwd.clone().unwrap_or_else(|| "/work".to_string());
+    let cwd = layout.host(&cwd_logical);
+    let args: Vec<String> = case.args.iter().map(|a| layout.arg(a)).collect();
+    let env = candidate_env(layout, case);
+    let mut cmd = Command::new(&layout.candidate_bin);
+    cmd.args(&args)
+        .current_dir(&cwd)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    let deadline = Duration::from_millis(case.deadline_ms.unwrap_or(DEFAULT_CASE_DEADLINE_MS));
+    let captured = match run_captured(cmd, deadline) {
+        Ok(c) => c,
+        // A candidate that cannot even start (missing binary, bad cwd) is a failed case with
+        // the reason on its stderr, not a harness failure: the other cases still run.
+        Err(e) => Captured {
+            exit_code: None,
+            signal: None,
+            timed_out: false,
+            duration: Duration::ZERO,
+            stdout: Vec::new(),
+            stderr: format!("scopebox-runner: failed to start the candidate: {e}\n").into_bytes(),
+        },
+    };
+
+    let fixtures_after = fixture::walk(layout)?;
+    let marker = marker_present(layout);
+    if marker {
+        remove_marker(layout);
+    }
+    let mut argv = vec![layout.candidate_bin.to_string_lossy().into_owned()];
+    argv.extend(args);
+    let mut record = CaseRecord {
+        id: case.id.clone(),
+        argv,
+        cwd: cwd_logical,
+        env: env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        exit_code: captured.exit_code,
+        signal: captured.signal,
+        timed_out: captured.timed_out,
+        duration_micros: captured.duration.as_micros() as u64,
+        stdout_sha256: sha256_hex(&captured.stdout),
+        stderr_sha256: sha256_hex(&captured.stderr),
+        fixtures_before,
+        fixtures_after,
+        marker_present: marker,
+        verdict: Verdict {
+            pass: false,
+            failures: Vec::new(),
+        },
+    };
+    record.verdict = judge::judge(matrix, case, &captured.stdout, &captured.stderr, &record);
+    Ok(CaseOutcome {
+        record,
+        stdout: captured.stdout,
+        stderr: captured.stderr,
+    })
+}
+
+/// Writes `cases/<id>/{stdout,stderr,record.json}` below the evidence directory.
+pub fn write_outcome(layout: &Layout, outcome: &CaseOutcome) -> Result<(), HarnessError> {
+    use scopebox_receipts::evidence::{CASES_DIR, RECORD_FILE, STDERR_FILE, STDOUT_FILE};
+    let dir = layout.evidence_dir.join(CASES_DIR).join(&outcome.record.id);
+    std::fs::create_dir_all(&dir).at("create", &dir)?;
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).at("write", &p)
+    };
+    write(STDOUT_FILE, &outcome.stdout)?;
+    write(STDERR_FILE, &outcome.stderr)?;
+    let mut json = serde_json::to_vec_pretty(&outcome.record).expect("records serialize");
+    json.push(b'\n');
+    write(RECORD_FILE, &json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("/bin/sh");
+        c.arg("-c").arg(script);
+        c
+    }
+
+    #[test]
+    fn both_streams_are_captured_in_full() {
+        // More than a pipe buffer on each stream, interleaved: a sequential reader deadlocks.
+        let c = run_captured(
+            sh("i=0; while [ $i -lt 3000 ]; do echo out-line-$i; echo err-line-$i >&2; i=$((i+1)); done; exit 3"),
+            Duration::from_secs(60),
+        )
+        .unwrap();
+        assert_eq!(c.exit_code, Some(3));
+        assert_eq!(c.signal, None);
+        assert!(!c.timed_out);
+        assert_eq!(c.stdout.iter().filter(|&&b| b == b'\n').count(), 3000);
+        assert_eq!(c.stderr.iter().filter(|&&b| b == b'\n').count(), 3000);
+        assert!(c.stdout.ends_with(b"out-line-2999\n"));
+        assert!(c.stderr.starts_with(b"err-line-0\n"));
+    }
+
+    #[test]
+    fn the_deadline_kills_the_process_group() {
+        // The child sleeps; a grandchild holds stdout open. Both must die at the deadline,
+        // or reading stdout to its end would never return.
+        let c = run_captured(
+            sh("sleep 30 & sleep 30; echo never"),
+            Duration::from_millis(200),
+        )
+        .unwrap();
+        assert!(c.timed_out);
+        assert_eq!(c.exit_code, None);
+        assert_eq!(c.signal, Some(9));
+        assert!(c.stdout.is_empty());
+    }
+
+    #[test]
+    fn a_process_that_finishes_is_not_timed_out() {
+        let c = run_captured(sh("printf hi"), Duration::from_secs(60)).unwrap();
+        assert!(!c.timed_out);
+        assert_eq!(c.exit_code, Some(0));
+        assert_eq!(c.stdout, b"hi");
+    }
+
+    #[test]
+    fn stdin_is_null() {
+        let c = run_captured(sh("cat; echo done"), Duration::from_secs(60)).unwrap();
+        assert!(!c.timed_out);
+        assert_eq!(c.stdout, b"done\n");
+    }
+
+    #[test]
+    fn a_missing_program_is_an_error() {
+        let err =
+            run_captured(Command::new("/nonexistent/prog"), Duration::from_secs(1)).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn the_candidate_environment_is_the_base_plus_the_case() {
+        let l = Layout::container();
+        let mut case: Case = serde_json::from_str(
+            r#"{"id":"e","client":"claude-code","description":"","args":[],"expect":{"exitCode":0},
+                "env":{"LANG":"C","XDG_CONFIG_HOME":"/home/node/.config"}}"#,
+        )
+        .unwrap();
+        let env = candidate_env(&l, &case);
+        let names: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(
+            names,
+            [
+                "HOME=/home/node",
+                "LANG=C",
+                "PATH=/scopebox/bin",
+                "XDG_CONFIG_HOME=/home/node/.config"
+            ]
+        );
+        case.env.clear();
+        assert_eq!(candidate_env(&l, &case).len(), 3);
+    }
+}

@@ -1,0 +1,405 @@
+//! Fixture trees: clearing the fixture roots, laying out a case's declared entries with exact
+//! bytes and modes, and walking the roots into `FixtureObservation`s. The walk never follows a
+//! symlink and never opens anything but regular files (a FIFO is only `lstat`ed). To read a
+//! file or list a directory the candidate is meant to be denied (mode 0000), the walk grants
+//! itself the bit for a moment and restores it — so it must only run while no candidate runs.
+//! This module must never touch a path outside the layout's fixture roots.
+
+use crate::{HarnessError, IoContext, Layout};
+use scopebox_receipts::digest::sha256_hex;
+use scopebox_receipts::evidence::FixtureObservation;
+use scopebox_receipts::judge::{self, DEFAULT_DIR_MODE, DEFAULT_FILE_MODE};
+use scopebox_receipts::matrix::FixtureEntry;
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::Path;
+
+/// Removes everything below each fixture root (the roots themselves are mount points and
+/// stay). Directories are made accessible first, so denied trees can be removed.
+pub fn clear(layout: &Layout) -> Result<(), HarnessError> {
+    for (_, root) in &layout.fixture_roots {
+        let entries = fs::read_dir(root).at("list", root)?;
+        for entry in entries {
+            let entry = entry.at("list", root)?;
+            force_remove(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+fn force_remove(path: &Path) -> Result<(), HarnessError> {
+    let meta = fs::symlink_metadata(path).at("inspect", path)?;
+    if meta.file_type().is_dir() {
+        fs::set_permissions(path, fs::Permissions::from_mode(0o700)).at("unlock", path)?;
+        for entry in fs::read_dir(path).at("list", path)? {
+            force_remove(&entry.at("list", path)?.path())?;
+        }
+        fs::remove_dir(path).at("remove", path)
+    } else {
+        fs::remove_file(path).at("remove", path)
+    }
+}
+
+/// Creates every entry in order (parents as 0755 directories), then applies the declared
+/// modes deepest path first, so a denied directory never blocks writing or chmod below it.
+/// The matrix must have been validated (`judge::validate_matrix`).
+pub fn lay_out(layout: &Layout, entries: &[FixtureEntry]) -> Result<(), HarnessError> {
+    let mut modes: Vec<(&str, u32)> = Vec::new();
+    for entry in entries {
+        let logical = judge::entry_path(entry);
+        let path = layout.host(logical);
+        if let Some(parent) = path.parent() {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(DEFAULT_DIR_MODE)
+                .create(parent)
+                .at("create parent of", &path)?;
+        }
+        let invalid = |e: String| {
+            HarnessError::new(
+                "lay out",
+                &path,
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+            )
+        };
+        match entry {
+            FixtureEntry::File { content, mode, .. } => {
+                let bytes = judge::file_bytes(content).map_err(invalid)?;
+                fs::write(&path, &bytes).at("write", &path)?;
+                modes.push((logical, mode_of(mode, DEFAULT_FILE_MODE).map_err(invalid)?));
+            }
+            FixtureEntry::Dir { mode, .. } => {
+                match fs::create_dir(&path) {
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => {}
+                    other => other.at("create", &path)?,
+                }
+                modes.push((logical, mode_of(mode, DEFAULT_DIR_MODE).map_err(invalid)?));
+            }
+            FixtureEntry::Symlink { target, .. } => {
+                let target = layout.arg(target);
+                std::os::unix::fs::symlink(&target, &path).at("symlink", &path)?;
+            }
+            FixtureEntry::Fifo { mode, .. } => {
+                rustix::fs::mknodat(
+                    rustix::fs::CWD,
+                    &path,
+                    rustix::fs::FileType::Fifo,
+                    rustix::fs::Mode::from_raw_mode(0o600),
+                    0,
+                )
+                .map_err(std::io::Error::from)
+                .at("mkfifo", &path)?;
+                modes.push((logical, mode_of(mode, DEFAULT_FILE_MODE).map_err(invalid)?));
+            }
+        }
+    }
+    // Deepest first: chmod needs search permission on every parent.
+    modes.sort_by_key(|(p, _)| std::cmp::Reverse(p.matches('/').count()));
+    for (logical, mode) in modes {
+        let path = layout.host(logical);
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).at("chmod", &path)?;
+    }
+    Ok(())
+}
+
+fn mode_of(mode: &Option<String>, default: u32) -> Result<u32, String> {
+    match mode {
+        Some(m) => judge::parse_mode(m),
+        None => Ok(default),
+    }
+}
+
+/// Every node below every fixture root, sorted by (logical) path. Symlinks are recorded with
+/// the digest of their target text and never followed; FIFOs, sockets and devices are only
+/// `lstat`ed. Directories and non-files have size 0 (their sizes are filesystem noise).
+pub fn walk(layout: &Layout) -> Result<Vec<FixtureObservation>, HarnessError> {
+    let mut out = Vec::new();
+    for (_, root) in &layout.fixture_roots {
+        walk_dir(layout, root, &mut out)?;
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn walk_dir(
+    layout: &Layout,
+    dir: &Path,
+    out: &mut Vec<FixtureObservation>,
+) -> Result<(), HarnessError> {
+    let entries = fs::read_dir(dir).at("list", dir)?;
+    let mut paths = Vec::new();
+    for entry in entries {
+        paths.push(entry.at("list", dir)?.path());
+    }
+    for path in paths {
+        let meta = fs::symlink_metadata(&path).at("inspect", &path)?;
+        let ft = meta.file_type();
+        let perm = meta.mode() & 0o7777;
+        let (kind, size, sha256) = if ft.is_symlink() {
+            let target = fs::read_link(&path).at("read link", &path)?;
+            let text = layout.logical_target(&target);
+            (
+                "symlink",
+                text.len() as u64,
+                Some(sha256_hex(text.as_bytes())),
+            )
+        } else if ft.is_file() {
+            let bytes = with_mode_at_least(&path, perm, 0o400, || read_file(&path))?;
+            ("file", bytes.len() as u64, Some(sha256_hex(&bytes)))
+        } else if ft.is_dir() {
+            with_mode_at_least(&path, perm, 0o500, || walk_dir(layout, &path, out))?;
+            ("dir", 0, None)
+        } else if ft.is_fifo() {
+            ("fifo", 0, None)
+        } else if ft.is_socket() {
+            ("socket", 0, None)
+        } else {
+            ("other", 0, None)
+        };
+        out.push(FixtureObservation {
+            path: layout.logical(&path),
+            kind: kind.to_string(),
+            mode: judge::format_mode(perm),
+            size,
+            sha256,
+        });
+    }
+    Ok(())
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, HarnessError> {
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .at("read", path)?;
+    Ok(bytes)
+}
+
+/// Runs `f` with `need` added to the owner bits of `path` when they are missing, restoring the
+/// original mode afterwards whatever `f` returned.
+fn with_mode_at_least<T>(
+    path: &Path,
+    perm: u32,
+    need: u32,
+    f: impl FnOnce() -> Result<T, HarnessError>,
+) -> Result<T, HarnessError> {
+    if perm & need == need {
+        return f();
+    }
+    fs::set_permissions(path, fs::Permissions::from_mode(perm | need)).at("unlock", path)?;
+    let result = f();
+    fs::set_permissions(path, fs::Permissions::from_mode(perm)).at("restore mode of", path)?;
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scopebox_receipts::matrix::FileContent;
+
+    fn layout() -> (tempfile::TempDir, Layout) {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Layout::rebased(
+            dir.path(),
+            Path::new("/nonexistent"),
+            Path::new("/nonexistent"),
+        )
+        .unwrap();
+        (dir, l)
+    }
+
+    fn file(path: &str, content: FileContent, mode: Option<&str>) -> FixtureEntry {
+        FixtureEntry::File {
+            path: path.into(),
+            content,
+            mode: mode.map(String::from),
+        }
+    }
+
+    fn find<'a>(walk: &'a [FixtureObservation], path: &str) -> &'a FixtureObservation {
+        walk.iter()
+            .find(|o| o.path == path)
+            .unwrap_or_else(|| panic!("{path} not in walk: {walk:#?}"))
+    }
+
+    fn every_kind() -> Vec<FixtureEntry> {
+        vec![
+            file("/work/p/.mcp.json", FileContent::Text("{}".into()), None),
+            file(
+                "/work/p/bom.json",
+                FileContent::Base64("77u/e30=".into()),
+                Some("0600"),
+            ),
+            file(
+                "/home/node/big.json",
+                FileContent::Fill {
+                    prefix: "{\"a\":\"".into(),
+                    byte: b'x',
+                    size: 1_048_577,
+                },
+                None,
+            ),
+            file(
+                "/work/p/denied/.mcp.json",
+                FileContent::Text("{}".into()),
+                Some("0000"),
+            ),
+            FixtureEntry::Dir {
+                path: "/work/p/denied".into(),
+                mode: Some("0000".into()),
+            },
+            FixtureEntry::Dir {
+                path: "/work/empty".into(),
+                mode: None,
+            },
+            FixtureEntry::Symlink {
+                path: "/work/link".into(),
+                target: "/work/p".into(),
+            },
+            FixtureEntry::Symlink {
+                path: "/work/dangling".into(),
+                target: "nowhere".into(),
+            },
+            FixtureEntry::Fifo {
+                path: "/etc/claude-code/managed-mcp.json".into(),
+                mode: None,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_kind_is_laid_out_with_exact_bytes_and_modes() {
+        let (_d, l) = layout();
+        let entries = every_kind();
+        lay_out(&l, &entries).unwrap();
+        let w = walk(&l).unwrap();
+        // Each declared entry is observed exactly as the judge expects it.
+        for e in &entries {
+            let want = judge::expected_observation(e).unwrap();
+            let got = find(&w, &want.path);
+            assert_eq!(got.kind, want.kind, "{}", want.path);
+            assert_eq!(got.sha256, want.sha256, "{}", want.path);
+            if want.kind != "symlink" {
+                assert_eq!(got.mode, want.mode, "{}", want.path);
+            }
+            if want.kind == "file" {
+                assert_eq!(got.size, want.size, "{}", want.path);
+            }
+        }
+        assert_eq!(find(&w, "/home/node/big.json").size, 1_048_577);
+        assert_eq!(find(&w, "/work/p/bom.json").size, 5);
+        assert_eq!(find(&w, "/work/p").mode, "0755");
+        assert_eq!(find(&w, "/work/p/denied").mode, "0000");
+        assert_eq!(find(&w, "/work/p/denied/.mcp.json").mode, "0000");
+        // The judge agrees the walk is exactly the declared fixture.
+        let case = scopebox_receipts::matrix::Case {
+            id: "k".into(),
+            client: "claude-code".into(),
+            description: String::new(),
+            args: vec![],
+            cwd: None,
+            env: Default::default(),
+            fixture: entries,
+            expect: Default::default(),
+            fault: None,
+            deadline_ms: None,
+        };
+        assert_eq!(
+            judge::fixture_layout_failures(&case, &w),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn the_walk_restores_modes_and_is_repeatable() {
+        let (_d, l) = layout();
+        lay_out(&l, &every_kind()).unwrap();
+        let first = walk(&l).unwrap();
+        let second = walk(&l).unwrap();
+        assert_eq!(first, second);
+        let denied = l.host("/work/p/denied");
+        assert_eq!(fs::symlink_metadata(&denied).unwrap().mode() & 0o7777, 0);
+    }
+
+    #[test]
+    fn the_walk_does_not_follow_symlinks_or_open_fifos() {
+        let (d, l) = layout();
+        // A link out of the fixture roots to a directory with a file in it.
+        let outside = d.path().join("outside");
+        fs::create_dir(&outside).unwrap();
+        fs::write(outside.join("secret"), "x").unwrap();
+        lay_out(
+            &l,
+            &[
+                FixtureEntry::Symlink {
+                    path: "/work/out".into(),
+                    target: outside.to_string_lossy().into_owned(),
+                },
+                FixtureEntry::Fifo {
+                    path: "/work/pipe".into(),
+                    mode: Some("0644".into()),
+                },
+            ],
+        )
+        .unwrap();
+        // Opening a FIFO with no writer would block this test forever.
+        let w = walk(&l).unwrap();
+        let paths: Vec<&str> = w.iter().map(|o| o.path.as_str()).collect();
+        assert_eq!(paths, ["/work/out", "/work/pipe"]);
+        assert_eq!(find(&w, "/work/out").kind, "symlink");
+        assert_eq!(
+            find(&w, "/work/out").sha256,
+            Some(sha256_hex(outside.to_string_lossy().as_bytes()))
+        );
+        assert_eq!(find(&w, "/work/pipe").kind, "fifo");
+    }
+
+    #[test]
+    fn absolute_symlink_targets_are_recorded_in_matrix_spelling() {
+        let (_d, l) = layout();
+        lay_out(
+            &l,
+            &[FixtureEntry::Symlink {
+                path: "/work/l".into(),
+                target: "/work/real".into(),
+            }],
+        )
+        .unwrap();
+        // On disk the target is rebased; the walk maps it back.
+        assert_eq!(
+            fs::read_link(l.host("/work/l")).unwrap(),
+            l.host("/work/real")
+        );
+        let w = walk(&l).unwrap();
+        assert_eq!(find(&w, "/work/l").sha256, Some(sha256_hex(b"/work/real")));
+    }
+
+    #[test]
+    fn clear_removes_denied_trees_but_keeps_the_roots() {
+        let (_d, l) = layout();
+        lay_out(&l, &every_kind()).unwrap();
+        clear(&l).unwrap();
+        assert_eq!(walk(&l).unwrap(), vec![]);
+        for (_, root) in &l.fixture_roots {
+            assert!(root.is_dir());
+        }
+    }
+
+    #[test]
+    fn a_second_lay_out_over_leftovers_fails_loudly() {
+        let (_d, l) = layout();
+        let entries = [file("/work/a", FileContent::Text("x".into()), None)];
+        lay_out(&l, &entries).unwrap();
+        let err = lay_out(
+            &l,
+            &[FixtureEntry::Symlink {
+                path: "/work/a".into(),
+                target: "x".into(),
+            }],
+        )
+        .unwrap_err();
+        assert_eq!(err.action, "symlink");
+        assert_eq!(err.path, l.host("/work/a"));
+    }
+}

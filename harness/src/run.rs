@@ -1,0 +1,282 @@
+//! The runner's whole sequence inside the container: load and validate the matrix, observe the
+//! boundary, run both controls, run every case in order (a failing case never stops the
+//! others; a `stall` fault blocks forever so the outer deadline can be tested), and write
+//! `summary.json` last. Progress goes to the given writer (stderr in the binary), one line per
+//! case. This module decides the run's status; the binary maps it to an exit code. It must
+//! never write outside the evidence directory and the fixture roots.
+
+use crate::{boundary, case, controls, fixture, HarnessError, IoContext, Layout};
+use scopebox_receipts::digest::sha256_hex;
+use scopebox_receipts::evidence::{
+    Controls, RunError, RunSummary, BOUNDARY_FILE, CASES_DIR, CONTROLS_FILE, ERROR_FILE,
+    SUMMARY_FILE,
+};
+use scopebox_receipts::judge;
+use scopebox_receipts::matrix::{Fault, Matrix};
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+/// How a run ended. `exit_code` is the one place these become process exit codes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Every case passed and both controls behaved.
+    Passed,
+    /// At least one case failed or a control misbehaved; the evidence is complete.
+    Failed,
+    /// The matrix could not be read, parsed or validated; `error.json` says why.
+    MatrixRefused,
+    /// The harness itself failed (evidence not writable, fixture roots unusable).
+    HarnessFailed,
+}
+
+impl RunStatus {
+    /// 0 passed, 1 failed, 2 matrix refused, 3 harness failure.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunStatus::Passed => 0,
+            RunStatus::Failed => 1,
+            RunStatus::MatrixRefused => 2,
+            RunStatus::HarnessFailed => 3,
+        }
+    }
+}
+
+/// Reads, parses and validates a matrix file; on failure the `RunError` to record.
+pub fn load_matrix(path: &Path) -> Result<(Matrix, String), RunError> {
+    let bytes = std::fs::read(path).map_err(|e| RunError {
+        kind: "matrix-unreadable".into(),
+        message: format!("failed to read {}: {e}", path.display()),
+        problems: vec![],
+        matrix_sha256: None,
+    })?;
+    let sha = sha256_hex(&bytes);
+    let matrix: Matrix = serde_json::from_slice(&bytes).map_err(|e| RunError {
+        kind: "matrix-malformed".into(),
+        message: format!("failed to parse {}: {e}", path.display()),
+        problems: vec![],
+        matrix_sha256: Some(sha.clone()),
+    })?;
+    judge::validate_matrix(&matrix).map_err(|problems| RunError {
+        kind: "matrix-invalid".into(),
+        message: format!(
+            "failed to validate {}: {} problem(s)",
+            path.display(),
+            problems.len()
+        ),
+        problems,
+        matrix_sha256: Some(sha.clone()),
+    })?;
+    Ok((matrix, sha))
+}
+
+/// The whole run. Never panics on bad input; every outcome is a `RunStatus`.
+pub fn run(layout: &Layout, progress: &mut dyn Write) -> RunStatus {
+    let (matrix, matrix_sha256) = match load_matrix(&layout.matrix_path) {
+        Ok(m) => m,
+        Err(error) => {
+            let _ = writeln!(progress, "error: {}", error.message);
+            for p in &error.problems {
+                let _ = writeln!(progress, "  {p}");
+            }
+            let _ = write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
+            return RunStatus::MatrixRefused;
+        }
+    };
+    match run_matrix(layout, &matrix, &matrix_sha256, progress) {
+        Ok(status) => status,
+        Err(e) => {
+            let message = format!("failed to {e}: {}", e.source);
+            let _ = writeln!(progress, "error: {message}");
+            let error = RunError {
+                kind: "harness".into(),
+                message,
+                problems: vec![],
+                matrix_sha256: Some(matrix_sha256),
+            };
+            let _ = write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
+            RunStatus::HarnessFailed
+        }
+    }
+}
+
+fn run_matrix(
+    layout: &Layout,
+    matrix: &Matrix,
+    matrix_sha256: &str,
+    progress: &mut dyn Write,
+) -> Result<RunStatus, HarnessError> {
+    let cases_dir = layout.evidence_dir.join(CASES_DIR);
+    std::fs::create_dir_all(&cases_dir).at("create", &cases_dir)?;
+
+    let inner = boundary::observe(layout);
+    write_json(&layout.evidence_dir.join(BOUNDARY_FILE), &inner)?;
+    let _ = writeln!(
+        progress,
+        "boundary uid={} gid={} capEff={} noNewPrivs={} seccomp={} net={} rootWriteErrno={:?} tmpfsExecErrno={:?}",
+        inner.uid,
+        inner.gid,
+        inner.cap_eff,
+        inner.no_new_privs,
+        inner.seccomp,
+        inner.net_interfaces.join(","),
+        inner.root_write_errno,
+        inner.tmpfs_exec_errno
+    );
+
+    // A marker left over from anything before the controls would make them meaningless; the
+    // positive control records it (and fails) rather than silently deleting it.
+    let positive = controls::positive(layout);
+    let negative = controls::negative(layout, matrix)?;
+    let controls_ok =
+        controls::positive_behaved(&positive) && controls::negative_behaved(&negative);
+    let _ = writeln!(
+        progress,
+        "controls positive {} negative {}",
+        if controls::positive_behaved(&positive) {
+            "ok"
+        } else {
+            "FAILED"
+        },
+        if controls::negative_behaved(&negative) {
+            "caught"
+        } else {
+            "FAILED"
+        },
+    );
+    write_json(
+        &layout.evidence_dir.join(CONTROLS_FILE),
+        &Controls { positive, negative },
+    )?;
+
+    let mut passed = 0;
+    let mut durations = Vec::with_capacity(matrix.cases.len());
+    for c in &matrix.cases {
+        if c.fault == Some(Fault::Stall) {
+            let _ = writeln!(
+                progress,
+                "case {} stall (fault injected; waiting for the outer deadline)",
+                c.id
+            );
+            let _ = progress.flush();
+            stall();
+        }
+        let outcome = case::run_case(layout, matrix, c)?;
+        case::write_outcome(layout, &outcome)?;
+        let r = &outcome.record;
+        durations.push(r.duration_micros);
+        if r.verdict.pass {
+            passed += 1;
+        }
+        let _ = writeln!(
+            progress,
+            "case {} {} {}",
+            r.id,
+            if r.verdict.pass { "pass" } else { "fail" },
+            r.duration_micros
+        );
+        for f in &r.verdict.failures {
+            let _ = writeln!(progress, "  {f}");
+        }
+    }
+    fixture::clear(layout)?;
+
+    let total = matrix.cases.len();
+    let summary = RunSummary {
+        matrix_sha256: matrix_sha256.to_string(),
+        total,
+        passed,
+        failed: total - passed,
+        case_ids: matrix.cases.iter().map(|c| c.id.clone()).collect(),
+        median_case_micros: median(&mut durations),
+    };
+    let _ = writeln!(
+        progress,
+        "summary {}/{} passed, median case {} us, controls {}",
+        passed,
+        total,
+        summary.median_case_micros,
+        if controls_ok { "ok" } else { "FAILED" }
+    );
+    write_json(&layout.evidence_dir.join(SUMMARY_FILE), &summary)?;
+    Ok(if controls_ok && passed == total {
+        RunStatus::Passed
+    } else {
+        RunStatus::Failed
+    })
+}
+
+/// Blocks forever: only the orchestrator's outer deadline ends a stalled run.
+fn stall() -> ! {
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(3600));
+    }
+}
+
+/// The lower median (the middle element for odd counts, the lower middle for even); 0 if empty.
+pub fn median(values: &mut [u64]) -> u64 {
+    if values.is_empty() {
+        return 0;
+    }
+    values.sort_unstable();
+    values[(values.len() - 1) / 2]
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), HarnessError> {
+    let mut json = serde_json::to_vec_pretty(value).expect("evidence records serialize");
+    json.push(b'\n');
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).at("create", parent)?;
+    }
+    std::fs::write(path, json).at("write", path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_documented_values() {
+        assert_eq!(RunStatus::Passed.exit_code(), 0);
+        assert_eq!(RunStatus::Failed.exit_code(), 1);
+        assert_eq!(RunStatus::MatrixRefused.exit_code(), 2);
+        assert_eq!(RunStatus::HarnessFailed.exit_code(), 3);
+    }
+
+    #[test]
+    fn median_is_the_lower_middle() {
+        assert_eq!(median(&mut []), 0);
+        assert_eq!(median(&mut [5]), 5);
+        assert_eq!(median(&mut [9, 1, 5]), 5);
+        assert_eq!(median(&mut [4, 1, 3, 2]), 2);
+    }
+
+    #[test]
+    fn unreadable_malformed_and_invalid_matrices_are_refused_with_a_kind() {
+        let d = tempfile::tempdir().unwrap();
+        let e = load_matrix(&d.path().join("missing.json")).unwrap_err();
+        assert_eq!(e.kind, "matrix-unreadable");
+        assert!(e.message.starts_with("failed to read "));
+
+        let p = d.path().join("m.json");
+        std::fs::write(&p, "{\"schemaVersion\":1,").unwrap();
+        let e = load_matrix(&p).unwrap_err();
+        assert_eq!(e.kind, "matrix-malformed");
+        assert_eq!(
+            e.matrix_sha256.as_deref(),
+            Some(sha256_hex(b"{\"schemaVersion\":1,").as_str())
+        );
+
+        std::fs::write(
+            &p,
+            r#"{"schemaVersion":2,"name":"x","canaries":[],"cases":[]}"#,
+        )
+        .unwrap();
+        let e = load_matrix(&p).unwrap_err();
+        assert_eq!(e.kind, "matrix-invalid");
+        assert_eq!(
+            e.problems,
+            ["schemaVersion is 2, expected 1", "matrix has no cases"]
+        );
+    }
+}
