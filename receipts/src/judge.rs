@@ -922,6 +922,30 @@ mod tests {
     }
 
     #[test]
+    fn json_equals_null_needs_a_null_value() {
+        let doc = br#"{"reason":null,"state":"present"}"#;
+        let r = record(&case(), doc, b"");
+        let c: Case = json_case(vec![serde_json::from_str(
+            r#"{"pointer":"/reason","equals":null}"#,
+        )
+        .unwrap()]);
+        assert!(failures_of(&c, doc, b"", &r).is_empty());
+        let c: Case = json_case(vec![serde_json::from_str(
+            r#"{"pointer":"/state","equals":null}"#,
+        )
+        .unwrap()]);
+        assert_eq!(
+            failures_of(&c, doc, b"", &r),
+            vec!["json /state is \"present\", expected null"]
+        );
+        let c: Case = json_case(vec![serde_json::from_str(
+            r#"{"pointer":"/nope","equals":null}"#,
+        )
+        .unwrap()]);
+        assert_eq!(failures_of(&c, doc, b"", &r), vec!["json /nope is absent"]);
+    }
+
+    #[test]
     fn json_length_passes_and_fails() {
         let r = record(&case(), DOC, b"");
         let ok = json_case(vec![JsonFact {

@@ -124,7 +124,13 @@ pub struct Expectations {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct JsonFact {
     pub pointer: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `"equals": null` means "the value is JSON null" (not "no check"), so a present key
+    /// always deserializes to `Some`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_value"
+    )]
     pub equals: Option<serde_json::Value>,
     /// The value is an array (or object) of this many elements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,6 +138,14 @@ pub struct JsonFact {
     /// `true`: nothing at the pointer; `false`: something at the pointer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub absent: Option<bool>,
+}
+
+/// A key that is present yields `Some`, even when its value is `null` (absent keys get the
+/// field's `default`, `None`).
+fn present_value<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
 }
 
 #[cfg(test)]
@@ -156,5 +170,15 @@ mod tests {
         let bad: Result<FixtureEntry, _> =
             serde_json::from_str(r#"{"kind":"dir","path":"/work/d","colour":"red"}"#);
         assert!(bad.is_err(), "unknown fields must be refused");
+    }
+
+    #[test]
+    fn equals_null_is_a_check_for_null_not_no_check() {
+        let f: JsonFact = serde_json::from_str(r#"{"pointer":"/a","equals":null}"#).unwrap();
+        assert_eq!(f.equals, Some(serde_json::Value::Null));
+        let g: JsonFact = serde_json::from_str(r#"{"pointer":"/a","absent":true}"#).unwrap();
+        assert_eq!(g.equals, None);
+        let back: JsonFact = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+        assert_eq!(back, f);
     }
 }
