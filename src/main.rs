@@ -1,2 +1,11 @@
-//! `scopebox`: the evidence harness's command line. Parses, calls `run`, maps outcomes to exit codes.
-fn main() {}
+//! `scopebox`: the evidence harness's command line. It parses, calls `cli::run`, and lets
+//! `exit` turn the outcome into the documented exit code. It must never hold logic of its own.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match scopebox::cli::parse() {
+        Ok(cli) => scopebox::exit::finish(scopebox::cli::run(cli)),
+        Err(code) => code,
+    }
+}

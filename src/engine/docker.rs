@@ -1,0 +1,396 @@
+//! The engine over bollard, talking API 1.41 (what Debian's Docker 20.10 speaks; newer engines
+//! accept it too) to `DOCKER_HOST` or the local socket. Bollard's own request timeout is set far
+//! beyond any deadline: deadlines belong to `run` (`tokio::time::timeout`). Inspections are
+//! fetched with a plain HTTP/1.0 GET so the bundle keeps the engine's JSON byte for byte
+//! (bollard would re-serialize its typed model). It maps errors; it never retries or decides.
+
+use super::{Engine, EngineError, EngineErrorKind, Labelled, Labels, LogStream, ObjectKind};
+use bollard::container::LogOutput;
+use bollard::errors::Error as BollardError;
+use bollard::models::{ContainerCreateBody, VolumeCreateRequest};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder, ImportImageOptions,
+    KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListVolumesOptionsBuilder,
+    LogsOptionsBuilder, RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder,
+};
+use bollard::{ClientVersion, Docker};
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+/// The socket tried when `DOCKER_HOST` is unset.
+pub const DEFAULT_HOST: &str = "unix:///var/run/docker.sock";
+/// The API version every request uses.
+pub const API_VERSION: ClientVersion = ClientVersion {
+    major_version: 1,
+    minor_version: 41,
+};
+/// Bollard's per-request timeout, set so it never fires first: a day.
+const BOLLARD_TIMEOUT_SECS: u64 = 24 * 60 * 60;
+/// Upper bound on an inspection document.
+const MAX_INSPECT_BYTES: u64 = 16 * 1024 * 1024;
+
+enum Address {
+    Unix(String),
+    Tcp(String),
+}
+
+pub struct DockerEngine {
+    host: String,
+    address: Address,
+    client: Docker,
+}
+
+impl DockerEngine {
+    /// The host from `DOCKER_HOST`, else the default socket.
+    pub fn host_from_env() -> String {
+        std::env::var("DOCKER_HOST")
+            .ok()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| DEFAULT_HOST.to_string())
+    }
+
+    /// Build a client for `host` (`unix://PATH` or `tcp://HOST:PORT`). Does not contact the engine.
+    pub fn connect(host: &str) -> Result<DockerEngine, EngineError> {
+        let op = || format!("connect to the Docker engine at {host}");
+        let (address, client) = if let Some(path) = host.strip_prefix("unix://") {
+            let client = Docker::connect_with_unix(host, BOLLARD_TIMEOUT_SECS, &API_VERSION)
+                .map_err(|e| map_error(op(), e))?;
+            (Address::Unix(path.to_string()), client)
+        } else if let Some(addr) = host
+            .strip_prefix("tcp://")
+            .or_else(|| host.strip_prefix("http://"))
+        {
+            let client = Docker::connect_with_http(host, BOLLARD_TIMEOUT_SECS, &API_VERSION)
+                .map_err(|e| map_error(op(), e))?;
+            (Address::Tcp(addr.trim_end_matches('/').to_string()), client)
+        } else {
+            return Err(EngineError::new(
+                format!("connect to the Docker engine at {host}: only unix:// and tcp:// hosts are supported"),
+                EngineErrorKind::Unreachable,
+            ));
+        };
+        Ok(DockerEngine {
+            host: host.to_string(),
+            address,
+            client,
+        })
+    }
+
+    /// `GET /v1.41{path}` over HTTP/1.0 (so the body is never chunked): status and raw body.
+    async fn raw_get(&self, op: &str, path: &str) -> Result<(u16, Vec<u8>), EngineError> {
+        let io_err = |e: std::io::Error| {
+            let kind = match e.kind() {
+                std::io::ErrorKind::NotFound
+                | std::io::ErrorKind::ConnectionRefused
+                | std::io::ErrorKind::PermissionDenied => EngineErrorKind::Unreachable,
+                _ => EngineErrorKind::Other,
+            };
+            EngineError::new(op, kind).with_source(e)
+        };
+        let request = format!(
+            "GET /v{}.{}{path} HTTP/1.0\r\nHost: docker\r\nUser-Agent: scopebox\r\n\r\n",
+            API_VERSION.major_version, API_VERSION.minor_version
+        );
+        let response = match &self.address {
+            Address::Unix(p) => {
+                let stream = tokio::net::UnixStream::connect(p).await.map_err(io_err)?;
+                exchange(stream, request.as_bytes()).await.map_err(io_err)?
+            }
+            Address::Tcp(a) => {
+                let stream = tokio::net::TcpStream::connect(a).await.map_err(io_err)?;
+                exchange(stream, request.as_bytes()).await.map_err(io_err)?
+            }
+        };
+        let bad = |why: &str| EngineError::new(format!("{op}: {why}"), EngineErrorKind::Other);
+        let split = response
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .ok_or_else(|| bad("no HTTP header in the response"))?;
+        let head = String::from_utf8_lossy(&response[..split]);
+        let status: u16 = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| bad("no HTTP status in the response"))?;
+        if head
+            .lines()
+            .any(|l| l.to_ascii_lowercase().starts_with("transfer-encoding:"))
+        {
+            return Err(bad("unexpected transfer encoding"));
+        }
+        Ok((status, response[split + 4..].to_vec()))
+    }
+}
+
+async fn exchange<S>(mut stream: S, request: &[u8]) -> std::io::Result<Vec<u8>>
+where
+    S: AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    stream.write_all(request).await?;
+    let mut response = Vec::new();
+    (&mut stream)
+        .take(MAX_INSPECT_BYTES + 64 * 1024)
+        .read_to_end(&mut response)
+        .await?;
+    Ok(response)
+}
+
+/// Map a bollard error: connection failures are `Unreachable`; 404 and 409 keep their meaning.
+fn map_error(op: String, e: BollardError) -> EngineError {
+    let kind = match &e {
+        BollardError::SocketNotFoundError(_)
+        | BollardError::HyperLegacyError { .. }
+        | BollardError::IOError { .. } => EngineErrorKind::Unreachable,
+        BollardError::DockerResponseServerError {
+            status_code: 404, ..
+        } => EngineErrorKind::NotFound,
+        BollardError::DockerResponseServerError {
+            status_code: 409, ..
+        } => EngineErrorKind::Conflict,
+        _ => EngineErrorKind::Other,
+    };
+    EngineError::new(op, kind).with_source(e)
+}
+
+fn label_filter(label: &str) -> HashMap<String, Vec<String>> {
+    HashMap::from([("label".to_string(), vec![label.to_string()])])
+}
+
+impl Engine for DockerEngine {
+    fn host(&self) -> &str {
+        &self.host
+    }
+
+    async fn ping(&self) -> Result<(), EngineError> {
+        self.client.ping().await.map(|_| ()).map_err(|e| {
+            let mut err = map_error(format!("reach the Docker engine at {}", self.host), e);
+            // Whatever stopped the ping, no usable engine answered.
+            err.kind = EngineErrorKind::Unreachable;
+            err
+        })
+    }
+
+    async fn load_image(&self, archive: Vec<u8>) -> Result<(), EngineError> {
+        let op = "load the image archive".to_string();
+        let mut stream = self.client.import_image(
+            ImportImageOptions::default(),
+            bollard::body_full(archive.into()),
+            None,
+        );
+        while let Some(item) = stream.next().await {
+            item.map_err(|e| map_error(op.clone(), e))?;
+        }
+        Ok(())
+    }
+
+    async fn inspect_image(&self, id: &str) -> Result<Option<Vec<u8>>, EngineError> {
+        let op = format!("inspect image {id}");
+        let (status, body) = self.raw_get(&op, &format!("/images/{id}/json")).await?;
+        match status {
+            200 => Ok(Some(body)),
+            404 => Ok(None),
+            s => Err(EngineError::new(
+                format!(
+                    "{op}: the engine answered {s}: {}",
+                    String::from_utf8_lossy(&body).trim()
+                ),
+                EngineErrorKind::Other,
+            )),
+        }
+    }
+
+    async fn create_volume(&self, name: &str, labels: &Labels) -> Result<(), EngineError> {
+        let request = VolumeCreateRequest {
+            name: Some(name.to_string()),
+            driver: Some("local".to_string()),
+            labels: Some(labels.clone().into_iter().collect()),
+            ..Default::default()
+        };
+        self.client
+            .create_volume(request)
+            .await
+            .map(|_| ())
+            .map_err(|e| map_error(format!("create volume {name}"), e))
+    }
+
+    async fn remove_volume(&self, name: &str) -> Result<(), EngineError> {
+        self.client
+            .remove_volume(
+                name,
+                Some(RemoveVolumeOptionsBuilder::new().force(true).build()),
+            )
+            .await
+            .map_err(|e| map_error(format!("remove volume {name}"), e))
+    }
+
+    async fn create_container(
+        &self,
+        name: &str,
+        body: ContainerCreateBody,
+    ) -> Result<String, EngineError> {
+        self.client
+            .create_container(
+                Some(CreateContainerOptionsBuilder::new().name(name).build()),
+                body,
+            )
+            .await
+            .map(|r| r.id)
+            .map_err(|e| map_error(format!("create container {name}"), e))
+    }
+
+    async fn start_container(&self, id: &str) -> Result<(), EngineError> {
+        self.client
+            .start_container(id, None)
+            .await
+            .map_err(|e| map_error(format!("start container {}", short(id)), e))
+    }
+
+    async fn wait_container(&self, id: &str) -> Result<i64, EngineError> {
+        let mut stream = self.client.wait_container(id, None);
+        let mut code = None;
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(response) => code = Some(response.status_code),
+                // bollard reports a non-zero exit as an error: it is an exit code, not a failure.
+                Err(BollardError::DockerContainerWaitError { code: c, .. }) => code = Some(c),
+                Err(e) => return Err(map_error(format!("wait for container {}", short(id)), e)),
+            }
+        }
+        code.ok_or_else(|| {
+            EngineError::new(
+                format!(
+                    "wait for container {}: the engine sent no exit code",
+                    short(id)
+                ),
+                EngineErrorKind::Other,
+            )
+        })
+    }
+
+    async fn kill_container(&self, id: &str) -> Result<(), EngineError> {
+        self.client
+            .kill_container(
+                id,
+                Some(KillContainerOptionsBuilder::new().signal("SIGKILL").build()),
+            )
+            .await
+            .map_err(|e| map_error(format!("kill container {}", short(id)), e))
+    }
+
+    async fn inspect_container(&self, id: &str) -> Result<Vec<u8>, EngineError> {
+        let op = format!("inspect container {}", short(id));
+        let (status, body) = self.raw_get(&op, &format!("/containers/{id}/json")).await?;
+        match status {
+            200 => Ok(body),
+            404 => Err(EngineError::new(op, EngineErrorKind::NotFound)),
+            s => Err(EngineError::new(
+                format!(
+                    "{op}: the engine answered {s}: {}",
+                    String::from_utf8_lossy(&body).trim()
+                ),
+                EngineErrorKind::Other,
+            )),
+        }
+    }
+
+    async fn remove_container(&self, id: &str) -> Result<(), EngineError> {
+        self.client
+            .remove_container(
+                id,
+                Some(RemoveContainerOptionsBuilder::new().force(true).build()),
+            )
+            .await
+            .map_err(|e| map_error(format!("remove container {}", short(id)), e))
+    }
+
+    async fn download(&self, id: &str, path: &str, max_bytes: u64) -> Result<Vec<u8>, EngineError> {
+        let op = format!("copy {path} out of container {}", short(id));
+        let mut stream = self.client.download_from_container(
+            id,
+            Some(
+                DownloadFromContainerOptionsBuilder::new()
+                    .path(path)
+                    .build(),
+            ),
+        );
+        let mut bytes = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| map_error(op.clone(), e))?;
+            if (bytes.len() + chunk.len()) as u64 > max_bytes {
+                return Err(EngineError::new(
+                    format!("{op}: the archive exceeds {max_bytes} bytes"),
+                    EngineErrorKind::TooLarge,
+                ));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
+    }
+
+    fn logs(&self, id: &str) -> LogStream<'_> {
+        let op = format!("follow the logs of container {}", short(id));
+        let options = LogsOptionsBuilder::new()
+            .follow(true)
+            .stdout(true)
+            .stderr(true)
+            .build();
+        Box::pin(self.client.logs(id, Some(options)).map(move |item| {
+            item.map(|out| match out {
+                LogOutput::StdErr { message }
+                | LogOutput::StdOut { message }
+                | LogOutput::StdIn { message }
+                | LogOutput::Console { message } => message.to_vec(),
+            })
+            .map_err(|e| map_error(op.clone(), e))
+        }))
+    }
+
+    async fn list(&self, label: &str) -> Result<Vec<Labelled>, EngineError> {
+        let filters = label_filter(label);
+        let containers = self
+            .client
+            .list_containers(Some(
+                ListContainersOptionsBuilder::new()
+                    .all(true)
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .map_err(|e| map_error(format!("list containers labelled {label}"), e))?;
+        let volumes = self
+            .client
+            .list_volumes(Some(
+                ListVolumesOptionsBuilder::new().filters(&filters).build(),
+            ))
+            .await
+            .map_err(|e| map_error(format!("list volumes labelled {label}"), e))?;
+        let mut found: Vec<Labelled> = containers
+            .into_iter()
+            .filter_map(|c| {
+                Some(Labelled {
+                    kind: ObjectKind::Container,
+                    id: c.id?,
+                    labels: c.labels.unwrap_or_default().into_iter().collect(),
+                })
+            })
+            .collect();
+        found.extend(
+            volumes
+                .volumes
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| Labelled {
+                    kind: ObjectKind::Volume,
+                    id: v.name,
+                    labels: v.labels.into_iter().collect(),
+                }),
+        );
+        Ok(found)
+    }
+}
+
+/// The first 12 characters of an id, for messages.
+pub fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}

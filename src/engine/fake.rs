@@ -1,0 +1,279 @@
+//! A scripted engine for the fault-path tests: it records every call in order, keeps the
+//! containers and volumes it "created" (with their labels) so sweeps and leftovers are real,
+//! and fails, hangs or exits as told. Test-only; it never touches Docker.
+
+use super::{Engine, EngineError, EngineErrorKind, Labelled, Labels, LogStream, ObjectKind};
+use bollard::models::ContainerCreateBody;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+/// Steps that can be told to fail or hang.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Step {
+    CreateVolume,
+    CreateContainer,
+    Start,
+    Download,
+    InspectContainer,
+    RemoveContainer,
+}
+
+/// How `wait_container` behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitBehaviour {
+    Exit(i64),
+    /// The engine errors while waiting.
+    Error,
+    /// Never returns until the container is killed (then reports 137).
+    Hang,
+}
+
+#[derive(Default)]
+struct State {
+    calls: Vec<String>,
+    objects: Vec<Labelled>,
+    killed: bool,
+    next_id: u32,
+}
+
+pub struct Fake {
+    state: Mutex<State>,
+    failing: BTreeSet<Step>,
+    hanging: BTreeSet<Step>,
+    wait: WaitBehaviour,
+    logs: Vec<Vec<u8>>,
+    evidence: Vec<u8>,
+}
+
+impl Default for Fake {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Fake {
+    pub fn new() -> Fake {
+        Fake {
+            state: Mutex::new(State::default()),
+            failing: BTreeSet::new(),
+            hanging: BTreeSet::new(),
+            wait: WaitBehaviour::Exit(0),
+            logs: Vec::new(),
+            evidence: crate::evidence::tests::evidence_tar(&[]),
+        }
+    }
+
+    pub fn failing(mut self, step: Step) -> Fake {
+        self.failing.insert(step);
+        self
+    }
+
+    pub fn hanging(mut self, step: Step) -> Fake {
+        self.hanging.insert(step);
+        self
+    }
+
+    pub fn with_wait(mut self, wait: WaitBehaviour) -> Fake {
+        self.wait = wait;
+        self
+    }
+
+    pub fn with_logs(mut self, chunks: &[&[u8]]) -> Fake {
+        self.logs = chunks.iter().map(|c| c.to_vec()).collect();
+        self
+    }
+
+    pub fn with_evidence(mut self, tar: Vec<u8>) -> Fake {
+        self.evidence = tar;
+        self
+    }
+
+    /// Pretend an object already exists (a leftover of an earlier run).
+    pub fn add(&self, object: Labelled) {
+        self.state.lock().unwrap().objects.push(object);
+    }
+
+    pub fn calls(&self) -> Vec<String> {
+        self.state.lock().unwrap().calls.clone()
+    }
+
+    pub fn objects(&self) -> Vec<Labelled> {
+        self.state.lock().unwrap().objects.clone()
+    }
+
+    fn call(&self, text: String) {
+        self.state.lock().unwrap().calls.push(text);
+    }
+
+    async fn gate(&self, step: Step, op: String) -> Result<(), EngineError> {
+        if self.hanging.contains(&step) {
+            std::future::pending::<()>().await;
+        }
+        if self.failing.contains(&step) {
+            return Err(EngineError::new(op, EngineErrorKind::Other)
+                .with_source(std::io::Error::other("scripted failure")));
+        }
+        Ok(())
+    }
+
+    fn remove(&self, kind: ObjectKind, id: &str, op: String) -> Result<(), EngineError> {
+        let mut state = self.state.lock().unwrap();
+        let before = state.objects.len();
+        state.objects.retain(|o| !(o.kind == kind && o.id == id));
+        if state.objects.len() == before {
+            return Err(EngineError::new(op, EngineErrorKind::NotFound));
+        }
+        Ok(())
+    }
+}
+
+impl Engine for Fake {
+    fn host(&self) -> &str {
+        "fake://"
+    }
+
+    async fn ping(&self) -> Result<(), EngineError> {
+        self.call("ping".into());
+        Ok(())
+    }
+
+    async fn load_image(&self, _archive: Vec<u8>) -> Result<(), EngineError> {
+        self.call("load_image".into());
+        Ok(())
+    }
+
+    async fn inspect_image(&self, id: &str) -> Result<Option<Vec<u8>>, EngineError> {
+        self.call(format!("inspect_image {id}"));
+        Ok(Some(format!("{{\"Id\":\"{id}\"}}").into_bytes()))
+    }
+
+    async fn create_volume(&self, name: &str, labels: &Labels) -> Result<(), EngineError> {
+        self.call(format!("create_volume {name}"));
+        self.gate(Step::CreateVolume, format!("create volume {name}"))
+            .await?;
+        self.state.lock().unwrap().objects.push(Labelled {
+            kind: ObjectKind::Volume,
+            id: name.to_string(),
+            labels: labels.clone(),
+        });
+        Ok(())
+    }
+
+    async fn remove_volume(&self, name: &str) -> Result<(), EngineError> {
+        self.call(format!("remove_volume {name}"));
+        self.remove(ObjectKind::Volume, name, format!("remove volume {name}"))
+    }
+
+    async fn create_container(
+        &self,
+        name: &str,
+        body: ContainerCreateBody,
+    ) -> Result<String, EngineError> {
+        self.call(format!("create_container {name}"));
+        if self.failing.contains(&Step::CreateContainer) {
+            return self
+                .gate(Step::CreateContainer, format!("create container {name}"))
+                .await
+                .map(|()| String::new());
+        }
+        let id = {
+            let mut state = self.state.lock().unwrap();
+            state.next_id += 1;
+            let id = format!("c{}", state.next_id);
+            state.objects.push(Labelled {
+                kind: ObjectKind::Container,
+                id: id.clone(),
+                labels: body.labels.unwrap_or_default().into_iter().collect(),
+            });
+            id
+        };
+        // Hanging here models a request whose container exists but whose answer never came.
+        self.gate(Step::CreateContainer, format!("create container {name}"))
+            .await?;
+        Ok(id)
+    }
+
+    async fn start_container(&self, id: &str) -> Result<(), EngineError> {
+        self.call(format!("start {id}"));
+        self.gate(Step::Start, format!("start container {id}"))
+            .await
+    }
+
+    async fn wait_container(&self, id: &str) -> Result<i64, EngineError> {
+        self.call(format!("wait {id}"));
+        match self.wait {
+            WaitBehaviour::Exit(code) => Ok(code),
+            WaitBehaviour::Error => Err(EngineError::new(
+                format!("wait for container {id}"),
+                EngineErrorKind::Other,
+            )
+            .with_source(std::io::Error::other("connection reset"))),
+            WaitBehaviour::Hang => {
+                if self.state.lock().unwrap().killed {
+                    Ok(137)
+                } else {
+                    std::future::pending().await
+                }
+            }
+        }
+    }
+
+    async fn kill_container(&self, id: &str) -> Result<(), EngineError> {
+        self.call(format!("kill {id}"));
+        self.state.lock().unwrap().killed = true;
+        Ok(())
+    }
+
+    async fn inspect_container(&self, id: &str) -> Result<Vec<u8>, EngineError> {
+        self.call(format!("inspect_container {id}"));
+        self.gate(Step::InspectContainer, format!("inspect container {id}"))
+            .await?;
+        Ok(br#"{"State":{"OOMKilled":false}}"#.to_vec())
+    }
+
+    async fn remove_container(&self, id: &str) -> Result<(), EngineError> {
+        self.call(format!("remove_container {id}"));
+        self.gate(Step::RemoveContainer, format!("remove container {id}"))
+            .await?;
+        self.remove(ObjectKind::Container, id, format!("remove container {id}"))
+    }
+
+    async fn download(
+        &self,
+        id: &str,
+        path: &str,
+        _max_bytes: u64,
+    ) -> Result<Vec<u8>, EngineError> {
+        self.call(format!("download {id} {path}"));
+        self.gate(Step::Download, format!("copy {path} out of container {id}"))
+            .await?;
+        Ok(self.evidence.clone())
+    }
+
+    fn logs(&self, id: &str) -> LogStream<'_> {
+        self.call(format!("logs {id}"));
+        let chunks: Vec<Result<Vec<u8>, EngineError>> = self.logs.iter().cloned().map(Ok).collect();
+        Box::pin(futures_util::stream::iter(chunks))
+    }
+
+    async fn list(&self, label: &str) -> Result<Vec<Labelled>, EngineError> {
+        self.call(format!("list {label}"));
+        let (key, value) = match label.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (label, None),
+        };
+        Ok(self
+            .state
+            .lock()
+            .unwrap()
+            .objects
+            .iter()
+            .filter(|o| match (o.labels.get(key), value) {
+                (Some(v), Some(want)) => v == want,
+                (Some(_), None) => true,
+                (None, _) => false,
+            })
+            .cloned()
+            .collect())
+    }
+}

@@ -1,0 +1,242 @@
+//! The one place outcomes become exit codes, and errors become what a person reads on stderr
+//! ("error: failed to …", each cause, then a hint line). Documented codes:
+//!
+//! | code | meaning |
+//! |------|---------|
+//! | 0    | success: every case passed, both controls behaved, the boundary was met, cleanup done |
+//! | 1    | the run (or a command) failed: a case, control, boundary check, build or engine step |
+//! | 2    | usage: bad arguments, a non-empty `--out`, a refused candidate (digest mismatch), an invalid matrix — nothing was run |
+//! | 3    | the Docker engine is unreachable (the hint names the address tried) |
+//! | 124  | the deadline passed; the container was killed, its evidence still exported |
+//! | 130  | interrupted by Ctrl-C; container and volume removed |
+//!
+//! Nothing else in the crate calls `std::process::exit` or picks a number.
+
+use crate::boundary::BoundaryError;
+use crate::engine::{EngineError, EngineErrorKind};
+use crate::image::ImageError;
+use crate::pack::PackError;
+use crate::receipt::ReceiptError;
+use crate::toolchain::BuildError;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub const SUCCESS: u8 = 0;
+pub const FAILURE: u8 = 1;
+pub const USAGE: u8 = 2;
+pub const ENGINE_UNREACHABLE: u8 = 3;
+pub const DEADLINE: u8 = 124;
+pub const INTERRUPTED: u8 = 130;
+
+/// How a command that ran to its end came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Passed,
+    Failed,
+    TimedOut,
+    Interrupted,
+}
+
+/// Why a command stopped early. Messages fit "failed to {error}".
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("reach the Docker engine at {host}")]
+    EngineUnreachable {
+        host: String,
+        #[source]
+        source: EngineError,
+    },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Pack(#[from] PackError),
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error(transparent)]
+    Image(#[from] ImageError),
+    #[error(transparent)]
+    Boundary(#[from] BoundaryError),
+    #[error(transparent)]
+    Receipt(#[from] ReceiptError),
+    #[error("read matrix {path}")]
+    MatrixRead {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("parse matrix {path}")]
+    MatrixParse {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("accept matrix {path}: {}", problems.join("; "))]
+    MatrixInvalid {
+        path: PathBuf,
+        problems: Vec<String>,
+    },
+    #[error("{what}")]
+    Signing {
+        what: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("start the async runtime")]
+    Runtime(#[source] std::io::Error),
+}
+
+impl CommandError {
+    /// Engine errors from the very first contact become "unreachable" (exit 3).
+    pub fn from_ping(host: &str, e: EngineError) -> CommandError {
+        if e.kind == EngineErrorKind::Unreachable {
+            CommandError::EngineUnreachable {
+                host: host.to_string(),
+                source: e,
+            }
+        } else {
+            CommandError::Engine(e)
+        }
+    }
+
+    pub fn code(&self) -> u8 {
+        match self {
+            CommandError::Usage(_)
+            | CommandError::MatrixRead { .. }
+            | CommandError::MatrixParse { .. }
+            | CommandError::MatrixInvalid { .. } => USAGE,
+            CommandError::Pack(e) if e.is_refusal() => USAGE,
+            CommandError::Receipt(e) if e.is_refusal() => USAGE,
+            CommandError::EngineUnreachable { .. } => ENGINE_UNREACHABLE,
+            CommandError::Engine(e) if e.kind == EngineErrorKind::Unreachable => ENGINE_UNREACHABLE,
+            _ => FAILURE,
+        }
+    }
+
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            CommandError::EngineUnreachable { host, .. } => Some(format!(
+                "is the Docker engine running? tried {host} (set DOCKER_HOST to use another address)"
+            )),
+            CommandError::Engine(e) if e.kind == EngineErrorKind::Unreachable => Some(
+                "is the Docker engine still running? (set DOCKER_HOST to use another address)"
+                    .into(),
+            ),
+            CommandError::Pack(PackError::Mismatch { .. }) => Some(
+                "the archive is not the one the digest names; check the digest, or pack again with `scopebox pack`"
+                    .into(),
+            ),
+            CommandError::Receipt(e) if e.is_refusal() => {
+                Some("pass a new or empty directory to --out; bundles are never overwritten".into())
+            }
+            CommandError::Build(_) => Some(
+                "build it yourself to see the compiler's errors: cargo build --release --locked -p mcpscope -p scopebox-harness"
+                    .into(),
+            ),
+            CommandError::MatrixInvalid { .. } | CommandError::MatrixParse { .. } => Some(
+                "check it with: cargo run -p scopebox-harness --bin scopebox-runner -- check-matrix FILE"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// The exit code of a finished command.
+pub fn code(result: &Result<Outcome, CommandError>) -> u8 {
+    match result {
+        Ok(Outcome::Passed) => SUCCESS,
+        Ok(Outcome::Failed) => FAILURE,
+        Ok(Outcome::TimedOut) => DEADLINE,
+        Ok(Outcome::Interrupted) => INTERRUPTED,
+        Err(e) => e.code(),
+    }
+}
+
+/// Print an error (with its causes and hint) on stderr and return the exit code.
+pub fn finish(result: Result<Outcome, CommandError>) -> ExitCode {
+    if let Err(e) = &result {
+        eprintln!("{}", render(e));
+    }
+    ExitCode::from(code(&result))
+}
+
+/// "error: failed to X\n  caused by: Y\nhint: Z".
+pub fn render(e: &CommandError) -> String {
+    let mut text = match e {
+        CommandError::Usage(m) => format!("error: {m}"),
+        _ => format!("error: failed to {e}"),
+    };
+    let mut source = std::error::Error::source(e);
+    // `transparent` variants share their inner error's source: skip the repeat.
+    if let Some(s) = source {
+        if s.to_string() == e.to_string() {
+            source = s.source();
+        }
+    }
+    while let Some(s) = source {
+        text.push_str(&format!("\n  caused by: {s}"));
+        source = s.source();
+    }
+    if let Some(hint) = e.hint() {
+        text.push_str(&format!("\nhint: {hint}"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_outcome_has_its_documented_code() {
+        assert_eq!(code(&Ok(Outcome::Passed)), 0);
+        assert_eq!(code(&Ok(Outcome::Failed)), 1);
+        assert_eq!(code(&Ok(Outcome::TimedOut)), 124);
+        assert_eq!(code(&Ok(Outcome::Interrupted)), 130);
+        assert_eq!(code(&Err(CommandError::Usage("x".into()))), 2);
+        let unreachable = CommandError::from_ping(
+            "unix:///nonexistent.sock",
+            EngineError::new("reach", EngineErrorKind::Unreachable),
+        );
+        assert_eq!(code(&Err(unreachable)), 3);
+        let other = CommandError::from_ping("h", EngineError::new("x", EngineErrorKind::Other));
+        assert_eq!(code(&Err(other)), 1);
+    }
+
+    #[test]
+    fn an_unreachable_engine_names_the_address_in_the_hint() {
+        let e = CommandError::from_ping(
+            "unix:///nonexistent.sock",
+            EngineError::new(
+                "reach the Docker engine at unix:///nonexistent.sock",
+                EngineErrorKind::Unreachable,
+            )
+            .with_source(std::io::Error::other("no such file")),
+        );
+        let text = render(&e);
+        assert!(
+            text.starts_with(
+                "error: failed to reach the Docker engine at unix:///nonexistent.sock"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("caused by: no such file"), "{text}");
+        assert!(
+            text.ends_with("hint: is the Docker engine running? tried unix:///nonexistent.sock (set DOCKER_HOST to use another address)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_digest_mismatch_is_a_usage_refusal_with_a_hint() {
+        let e = CommandError::Pack(PackError::Mismatch {
+            path: "c.tgz".into(),
+            expected: "a".repeat(64),
+            actual: "b".repeat(64),
+        });
+        assert_eq!(e.code(), USAGE);
+        assert!(render(&e).contains("hint: the archive is not the one"));
+    }
+}

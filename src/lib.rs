@@ -1,0 +1,16 @@
+//! The scopebox orchestrator: packs `mcpscope`, generates a content-addressed image, runs the
+//! fixture matrix in a locked-down container through the Docker Engine API and writes a receipt
+//! bundle. Everything the verifier checks is defined in `scopebox-receipts`; this crate only
+//! produces it, and must never judge a case or the boundary with rules of its own.
+
+pub mod boundary;
+pub mod cli;
+pub mod engine;
+pub mod evidence;
+pub mod exit;
+pub mod image;
+pub mod pack;
+pub mod progress;
+pub mod receipt;
+pub mod run;
+pub mod toolchain;

@@ -1,0 +1,570 @@
+//! Writing the receipt bundle (`contracts/receipt-v1.md`): `inputs/` (pack manifest, the matrix
+//! and policy as run, the image config's exact bytes, the layer manifest), `outer/` (the
+//! engine's container and image inspections as received, the execution status), `evidence/`
+//! (extracted by `evidence`), and `receipt.json` binding every other file by sha256. Verdicts
+//! are re-derived with the shared rules (`scopebox_receipts::judge`, `::policy`) and must agree
+//! with the runner's. It never talks to the engine and never overwrites a non-empty directory.
+
+use crate::image::Image;
+use crate::run::Record;
+use scopebox_receipts::digest::{sha256_file, sha256_hex};
+use scopebox_receipts::evidence::CaseRecord;
+use scopebox_receipts::evidence::{
+    Controls, InnerBoundary, NegativeControl, PositiveControl, BOUNDARY_FILE, CASES_DIR,
+    CONTROLS_FILE, RECORD_FILE, STDERR_FILE, STDOUT_FILE,
+};
+use scopebox_receipts::matrix::Matrix;
+use scopebox_receipts::policy::{check_applied, check_observed, BoundaryPolicy};
+use scopebox_receipts::receipt::{
+    BoundaryRecord, CaseEntry, CaseSummary, Durations, Execution, Inputs, PackManifest, Receipt,
+    Tool, CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR, EXECUTION_FILE, IMAGE_CONFIG_FILE,
+    IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE, POLICY_FILE,
+    RECEIPT_FILE,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiptError {
+    #[error("use {path} as the bundle directory: it is not empty")]
+    NotEmpty { path: PathBuf },
+    #[error("use {path} as the bundle directory: it is not a directory")]
+    NotDir { path: PathBuf },
+    #[error("write {path}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("read {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ReceiptError {
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            ReceiptError::NotEmpty { .. } | ReceiptError::NotDir { .. }
+        )
+    }
+}
+
+/// Refuse a non-empty or non-directory `dir`; create it when missing.
+pub fn prepare_dir(dir: &Path) -> Result<(), ReceiptError> {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                return Err(ReceiptError::NotEmpty {
+                    path: dir.to_path_buf(),
+                });
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).map_err(|source| ReceiptError::Write {
+                path: dir.to_path_buf(),
+                source,
+            })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(ReceiptError::NotDir {
+            path: dir.to_path_buf(),
+        }),
+        Err(source) => Err(ReceiptError::Read {
+            path: dir.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Write `bytes` at `rel` below `dir`, creating parents.
+pub fn write_file(dir: &Path, rel: &str, bytes: &[u8]) -> Result<(), ReceiptError> {
+    let path = dir.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| ReceiptError::Write {
+            path: parent.to_path_buf(),
+            source,
+        })?;
+    }
+    std::fs::write(&path, bytes).map_err(|source| ReceiptError::Write { path, source })
+}
+
+fn pretty<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).expect("receipt records always serialize");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Everything the run was made of.
+pub struct RunInputs<'a> {
+    pub pack_manifest: &'a PackManifest,
+    pub matrix: &'a Matrix,
+    pub matrix_bytes: &'a [u8],
+    pub policy: &'a BoundaryPolicy,
+    pub policy_bytes: &'a [u8],
+    pub image: &'a Image,
+    pub runner_sha256: String,
+    pub sentinel_sha256: String,
+}
+
+/// `inputs/`: written before the container starts, so even a failed run documents them.
+pub fn write_inputs(dir: &Path, inputs: &RunInputs) -> Result<(), ReceiptError> {
+    write_file(
+        dir,
+        PACK_MANIFEST_FILE,
+        &crate::pack::manifest_json(inputs.pack_manifest),
+    )?;
+    write_file(dir, MATRIX_FILE, inputs.matrix_bytes)?;
+    write_file(dir, POLICY_FILE, inputs.policy_bytes)?;
+    write_file(dir, IMAGE_CONFIG_FILE, &inputs.image.config)?;
+    write_file(
+        dir,
+        LAYER_MANIFEST_FILE,
+        &pretty(&inputs.image.layer_manifest),
+    )
+}
+
+/// `outer/execution.json` from the lifecycle record.
+pub fn execution(rec: &Record, deadline_secs: u64, pack_ms: u64, image_ms: u64) -> Execution {
+    let oom_killed = rec
+        .container_inspect
+        .as_deref()
+        .and_then(|doc| serde_json::from_slice::<serde_json::Value>(doc).ok())
+        .and_then(|doc| doc.pointer("/State/OOMKilled").and_then(|v| v.as_bool()))
+        .unwrap_or(false);
+    let status = if rec.interrupted {
+        "interrupted"
+    } else if rec.timed_out {
+        "timed-out"
+    } else if rec.exit_code.is_some() {
+        "exited"
+    } else {
+        // The container never ran to an exit we saw (create, start or wait failed).
+        "failed"
+    };
+    Execution {
+        status: status.to_string(),
+        exit_code: rec.exit_code,
+        signal: rec.killed.then(|| "SIGKILL".to_string()),
+        timed_out: rec.timed_out,
+        oom_killed,
+        deadline_seconds: deadline_secs,
+        durations: Durations {
+            pack_ms,
+            image_ms,
+            run_ms: rec.run_ms,
+            export_ms: rec.export_ms,
+        },
+    }
+}
+
+/// `outer/`: the inspections exactly as the engine sent them, and the execution status.
+pub fn write_outer(dir: &Path, rec: &Record, execution: &Execution) -> Result<(), ReceiptError> {
+    if let Some(doc) = &rec.container_inspect {
+        write_file(dir, CONTAINER_INSPECT_FILE, doc)?;
+    }
+    if let Some(doc) = &rec.image_inspect {
+        write_file(dir, IMAGE_INSPECT_FILE, doc)?;
+    }
+    write_file(dir, EXECUTION_FILE, &pretty(execution))
+}
+
+/// What the orchestrator concluded, with every reason for failing.
+#[derive(Debug, Clone, Default)]
+pub struct Conclusion {
+    pub passed: usize,
+    pub total: usize,
+    /// Human-readable reasons the run failed; empty means it passed.
+    pub problems: Vec<String>,
+}
+
+impl Conclusion {
+    pub fn pass(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// The times a run started and finished.
+pub struct Times {
+    pub started: SystemTime,
+    pub finished: SystemTime,
+}
+
+/// Judge the extracted evidence, write `receipt.json` (last: it lists every other file).
+pub fn finish(
+    dir: &Path,
+    run_id: &str,
+    inputs: &RunInputs,
+    rec: &Record,
+    execution: Execution,
+    times: &Times,
+) -> Result<(Receipt, Conclusion), ReceiptError> {
+    let evidence = dir.join(EVIDENCE_DIR);
+    let mut problems: Vec<String> = rec.errors.clone();
+    if rec.timed_out {
+        problems.push(format!(
+            "the deadline of {} s passed; the container was killed",
+            execution.deadline_seconds
+        ));
+    }
+    if rec.interrupted {
+        problems.push("interrupted (Ctrl-C)".to_string());
+    }
+    match rec.exit_code {
+        Some(0) => {}
+        Some(code) => problems.push(format!("the runner exited with {code}")),
+        None => {}
+    }
+    if execution.oom_killed {
+        problems.push("the container was killed for running out of memory".into());
+    }
+
+    // Boundary: applied (inspection) and observed (inside), judged by the shared rules.
+    let observed: Option<InnerBoundary> = read_json(&evidence.join(BOUNDARY_FILE));
+    let applied_failures = match rec
+        .container_inspect
+        .as_deref()
+        .map(serde_json::from_slice::<serde_json::Value>)
+    {
+        Some(Ok(doc)) => check_applied(inputs.policy, &doc),
+        Some(Err(e)) => vec![format!("container-inspect: not JSON ({e})")],
+        None => vec!["container-inspect: missing".to_string()],
+    };
+    let observed_failures = match &observed {
+        Some(obs) => check_observed(inputs.policy, obs),
+        None => vec![format!(
+            "inner-boundary: evidence/{BOUNDARY_FILE} missing or unreadable"
+        )],
+    };
+    for f in applied_failures.iter() {
+        problems.push(format!("boundary as applied: {f}"));
+    }
+    for f in observed_failures.iter() {
+        problems.push(format!("boundary as observed: {f}"));
+    }
+
+    let controls: Controls = match read_json(&evidence.join(CONTROLS_FILE)) {
+        Some(c) => c,
+        None => {
+            problems.push(format!(
+                "controls: evidence/{CONTROLS_FILE} missing or unreadable"
+            ));
+            failed_controls()
+        }
+    };
+    problems.extend(control_failures(&controls));
+
+    // Cases: the runner's verdict, re-derived from the raw captures; both must pass and agree.
+    let mut cases = Vec::with_capacity(inputs.matrix.cases.len());
+    let mut passed = 0usize;
+    for case in &inputs.matrix.cases {
+        let case_dir = evidence.join(CASES_DIR).join(&case.id);
+        let stdout = std::fs::read(case_dir.join(STDOUT_FILE)).ok();
+        let stderr = std::fs::read(case_dir.join(STDERR_FILE)).ok();
+        let record_bytes = std::fs::read(case_dir.join(RECORD_FILE)).ok();
+        let record: Option<CaseRecord> = record_bytes
+            .as_deref()
+            .and_then(|b| serde_json::from_slice(b).ok());
+        let digest = |b: &Option<Vec<u8>>| b.as_deref().map(sha256_hex).unwrap_or_default();
+        let pass = match (&stdout, &stderr, &record) {
+            (Some(out), Some(err), Some(record)) => {
+                let verdict =
+                    scopebox_receipts::judge::judge(inputs.matrix, case, out, err, record);
+                if verdict != record.verdict {
+                    problems.push(format!(
+                        "case {}: re-judged {} ({}), the runner said {} ({})",
+                        case.id,
+                        pass_fail(verdict.pass),
+                        verdict.failures.join("; "),
+                        pass_fail(record.verdict.pass),
+                        record.verdict.failures.join("; "),
+                    ));
+                    false
+                } else {
+                    if !verdict.pass {
+                        problems.push(format!("case {}: {}", case.id, verdict.failures.join("; ")));
+                    }
+                    verdict.pass
+                }
+            }
+            _ => {
+                problems.push(format!("case {}: no complete evidence (not run)", case.id));
+                false
+            }
+        };
+        if pass {
+            passed += 1;
+        }
+        cases.push(CaseEntry {
+            id: case.id.clone(),
+            verdict: pass_fail(pass).to_string(),
+            record_sha256: digest(&record_bytes),
+            stdout_sha256: digest(&stdout),
+            stderr_sha256: digest(&stderr),
+        });
+    }
+    let total = inputs.matrix.cases.len();
+
+    if !rec.kept && (!rec.cleanup.container_removed || !rec.cleanup.volume_removed) {
+        problems.push(format!(
+            "cleanup incomplete: {} object(s) labelled with this run remain",
+            rec.cleanup.leftovers
+        ));
+    }
+    if rec.kept {
+        problems.push("container and volume kept for inspection (--keep-on-failure)".into());
+    }
+
+    write_file(dir, EXECUTION_FILE, &pretty(&execution))?;
+    let image = inputs.image;
+    let receipt = Receipt {
+        schema_version: 1,
+        tool: Tool {
+            name: "scopebox".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        run_id: run_id.to_string(),
+        started_at: rfc3339(times.started),
+        finished_at: rfc3339(times.finished),
+        inputs: Inputs {
+            candidate_archive: inputs.pack_manifest.archive.clone(),
+            runtime_manifest_sha256: inputs.pack_manifest.runtime_manifest_sha256.clone(),
+            runner_sha256: inputs.runner_sha256.clone(),
+            sentinel_sha256: inputs.sentinel_sha256.clone(),
+            matrix_sha256: sha256_hex(inputs.matrix_bytes),
+            boundary_policy_sha256: sha256_hex(inputs.policy_bytes),
+            image_id: image.id.clone(),
+            image_config_sha256: sha256_hex(&image.config),
+            layer_diff_ids: vec![image.diff_id.clone()],
+            platform: "linux/amd64".into(),
+        },
+        boundary: BoundaryRecord {
+            policy: inputs.policy.clone(),
+            observed,
+            applied_meets_policy: applied_failures.is_empty(),
+            observed_meets_policy: observed_failures.is_empty(),
+            applied_failures,
+            observed_failures,
+        },
+        controls,
+        summary: CaseSummary {
+            total,
+            passed,
+            failed: total - passed,
+        },
+        cases,
+        execution,
+        cleanup: rec.cleanup.clone(),
+        files: list_files(dir)?,
+    };
+    write_file(dir, RECEIPT_FILE, &pretty(&receipt))?;
+    Ok((
+        receipt,
+        Conclusion {
+            passed,
+            total,
+            problems,
+        },
+    ))
+}
+
+fn pass_fail(pass: bool) -> &'static str {
+    if pass {
+        "pass"
+    } else {
+        "fail"
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// Controls that did not run: every flag says "did not behave".
+fn failed_controls() -> Controls {
+    Controls {
+        positive: PositiveControl {
+            marker_present_before: false,
+            sentinel_exit_code: None,
+            marker_appeared: false,
+            marker_removed: false,
+        },
+        negative: NegativeControl {
+            commands_executed: 0,
+            marker_appeared: false,
+            caught: false,
+            marker_removed: false,
+        },
+    }
+}
+
+/// Whether both controls behaved: the sentinel fired and was detected, and the executing
+/// reference host was caught by the same check.
+pub fn control_failures(c: &Controls) -> Vec<String> {
+    let mut f = Vec::new();
+    let p = &c.positive;
+    if p.marker_present_before {
+        f.push("positive control: the marker existed before the sentinel ran".into());
+    }
+    if p.sentinel_exit_code != Some(0) {
+        f.push(format!(
+            "positive control: the sentinel exited with {:?}",
+            p.sentinel_exit_code
+        ));
+    }
+    if !p.marker_appeared {
+        f.push("positive control: the marker did not appear".into());
+    }
+    if !p.marker_removed {
+        f.push("positive control: the marker was not removed".into());
+    }
+    let n = &c.negative;
+    if n.commands_executed == 0 || !n.marker_appeared {
+        f.push("negative control: the reference host executed nothing".into());
+    }
+    if !n.caught {
+        f.push("negative control: the check did not catch the executing host".into());
+    }
+    if !n.marker_removed {
+        f.push("negative control: the marker was not removed".into());
+    }
+    f
+}
+
+/// Every file in the bundle except `receipt.json` and the envelope: relative path → sha256.
+pub fn list_files(dir: &Path) -> Result<BTreeMap<String, String>, ReceiptError> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        let entries = std::fs::read_dir(&current).map_err(|source| ReceiptError::Read {
+            path: current.clone(),
+            source,
+        })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| ReceiptError::Read {
+                path: current.clone(),
+                source,
+            })?;
+            let path = entry.path();
+            let kind = entry.file_type().map_err(|source| ReceiptError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            if kind.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path
+                .strip_prefix(dir)
+                .expect("walked below dir")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            if rel == RECEIPT_FILE || rel == ENVELOPE_FILE {
+                continue;
+            }
+            let digest = sha256_file(&path).map_err(|source| ReceiptError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            files.insert(rel, digest);
+        }
+    }
+    Ok(files)
+}
+
+/// RFC 3339 in UTC with second precision: "2026-11-29T18:04:44Z".
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_975_484);
+        assert_eq!(rfc3339(t), "2026-11-29T18:04:44Z");
+        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn a_non_empty_bundle_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        prepare_dir(dir.path()).unwrap();
+        std::fs::write(dir.path().join("x"), b"").unwrap();
+        let err = prepare_dir(dir.path()).unwrap_err();
+        assert!(err.is_refusal(), "{err:?}");
+        let fresh = dir.path().join("new/bundle");
+        prepare_dir(&fresh).unwrap();
+        assert!(fresh.is_dir());
+        let err = prepare_dir(&dir.path().join("x")).unwrap_err();
+        assert!(err.is_refusal(), "{err:?}");
+    }
+
+    #[test]
+    fn every_file_but_the_receipt_and_envelope_is_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        write_file(dir.path(), "inputs/a.json", b"a").unwrap();
+        write_file(dir.path(), "evidence/cases/x/stdout", b"").unwrap();
+        write_file(dir.path(), RECEIPT_FILE, b"{}").unwrap();
+        write_file(dir.path(), ENVELOPE_FILE, b"{}").unwrap();
+        let files = list_files(dir.path()).unwrap();
+        assert_eq!(
+            files.keys().collect::<Vec<_>>(),
+            vec!["evidence/cases/x/stdout", "inputs/a.json"]
+        );
+        assert_eq!(files["inputs/a.json"], sha256_hex(b"a"));
+    }
+
+    #[test]
+    fn controls_that_did_not_run_fail() {
+        let f = control_failures(&failed_controls());
+        assert!(f.iter().any(|m| m.starts_with("positive control")));
+        assert!(f.iter().any(|m| m.starts_with("negative control")));
+        let good = Controls {
+            positive: PositiveControl {
+                marker_present_before: false,
+                sentinel_exit_code: Some(0),
+                marker_appeared: true,
+                marker_removed: true,
+            },
+            negative: NegativeControl {
+                commands_executed: 1,
+                marker_appeared: true,
+                caught: true,
+                marker_removed: true,
+            },
+        };
+        assert!(control_failures(&good).is_empty());
+    }
+}

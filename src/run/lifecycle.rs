@@ -1,0 +1,678 @@
+//! The container lifecycle of one evidence run, and the label sweeps around it. In order:
+//! create the labelled volume, create and start the container, follow its logs while waiting
+//! under the deadline (`tokio::time::timeout`), and on expiry kill it FIRST; then copy
+//! `/evidence` out, inspect container and image, and finally — on every path: success, failure,
+//! deadline, Ctrl-C — remove the container and the volume and sweep by `scopebox.run=<id>`.
+//! Every step's failure is recorded, never thrown past the cleanup. It never judges the
+//! evidence and never writes the bundle (that is `receipt`).
+
+use crate::boundary::Names;
+use crate::engine::{
+    Engine, EngineError, EngineErrorKind, Labelled, Labels, ObjectKind, KEEP_LABEL, OWNER_LABEL,
+    RUN_LABEL,
+};
+use crate::evidence::MAX_ARCHIVE_BYTES;
+use crate::progress::Progress;
+use bollard::models::ContainerCreateBody;
+use futures_util::StreamExt;
+use scopebox_receipts::layout;
+use scopebox_receipts::receipt::Cleanup;
+use std::future::Future;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// The deadline when none is given.
+pub const DEFAULT_DEADLINE_SECS: u64 = 180;
+/// After a kill, how long to wait for the engine to report the container stopped.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+/// After a normal exit, how long the remaining log lines may take to arrive.
+const LOG_DRAIN: Duration = Duration::from_secs(2);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub names: Names,
+    pub labels: Labels,
+    pub body: ContainerCreateBody,
+    pub image_id: String,
+    pub deadline: Duration,
+    pub keep_on_failure: bool,
+}
+
+/// What happened, step by step.
+#[derive(Debug)]
+pub struct Record {
+    pub volume_created: bool,
+    pub container_id: Option<String>,
+    pub started: bool,
+    /// The container's exit code, as the engine reported it.
+    pub exit_code: Option<i64>,
+    pub timed_out: bool,
+    pub interrupted: bool,
+    /// We killed the container (deadline, wait failure or Ctrl-C).
+    pub killed: bool,
+    /// The engine's tar of `/evidence`.
+    pub evidence: Option<Vec<u8>>,
+    pub container_inspect: Option<Vec<u8>>,
+    pub image_inspect: Option<Vec<u8>>,
+    /// Every failed step, as "failed to …" text.
+    pub errors: Vec<String>,
+    pub cleanup: Cleanup,
+    /// Container and volume were kept (`--keep-on-failure`).
+    pub kept: bool,
+    pub run_ms: u64,
+    pub export_ms: u64,
+}
+
+impl Default for Record {
+    fn default() -> Record {
+        Record {
+            volume_created: false,
+            container_id: None,
+            started: false,
+            exit_code: None,
+            timed_out: false,
+            interrupted: false,
+            killed: false,
+            evidence: None,
+            container_inspect: None,
+            image_inspect: None,
+            errors: Vec::new(),
+            cleanup: Cleanup {
+                container_removed: false,
+                volume_removed: false,
+                leftovers: 0,
+            },
+            kept: false,
+            run_ms: 0,
+            export_ms: 0,
+        }
+    }
+}
+
+impl Record {
+    fn fail(&mut self, e: EngineError) {
+        self.errors.push(describe(&e));
+    }
+
+    /// Anything short of a clean exit 0 with every step done.
+    pub fn failed(&self) -> bool {
+        !self.errors.is_empty()
+            || self.timed_out
+            || self.interrupted
+            || self.exit_code != Some(0)
+            || self.evidence.is_none()
+    }
+}
+
+/// "failed to X: cause: cause".
+pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = format!("failed to {e}");
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    text
+}
+
+/// Run the container once. `interrupt` resolving (Ctrl-C) stops whatever step is in flight;
+/// cleanup runs afterwards regardless.
+pub async fn lifecycle<E: Engine, W: Write>(
+    engine: &E,
+    plan: &Plan,
+    interrupt: impl Future<Output = ()>,
+    progress: &mut Progress<W>,
+) -> Record {
+    let mut rec = Record::default();
+    let interrupted = {
+        let steps = steps(engine, plan, &mut rec, progress);
+        tokio::pin!(steps);
+        tokio::pin!(interrupt);
+        tokio::select! {
+            () = &mut steps => false,
+            () = &mut interrupt => true,
+        }
+    };
+    if interrupted {
+        rec.interrupted = true;
+        if let Some(id) = rec.container_id.clone() {
+            if !rec.killed {
+                kill(engine, &mut rec, &id).await;
+            }
+        }
+    }
+    cleanup(engine, plan, &mut rec).await;
+    rec
+}
+
+async fn steps<E: Engine, W: Write>(
+    engine: &E,
+    plan: &Plan,
+    rec: &mut Record,
+    progress: &mut Progress<W>,
+) {
+    if let Err(e) = engine.create_volume(&plan.names.volume, &plan.labels).await {
+        return rec.fail(e);
+    }
+    rec.volume_created = true;
+    let id = match engine
+        .create_container(&plan.names.container, plan.body.clone())
+        .await
+    {
+        Ok(id) => id,
+        Err(e) => return rec.fail(e),
+    };
+    rec.container_id = Some(id.clone());
+    if let Err(e) = engine.start_container(&id).await {
+        return rec.fail(e);
+    }
+    rec.started = true;
+    let started = Instant::now();
+
+    let mut logs = engine.logs(&id);
+    let mut logs_open = true;
+    let waited = {
+        let wait = tokio::time::timeout(plan.deadline, engine.wait_container(&id));
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                waited = &mut wait => break waited,
+                chunk = logs.next(), if logs_open => match chunk {
+                    Some(Ok(bytes)) => progress.feed(&bytes),
+                    Some(Err(e)) => {
+                        // Progress only: the evidence volume, not the log, is the record.
+                        rec.errors.push(describe(&e));
+                        logs_open = false;
+                    }
+                    None => logs_open = false,
+                },
+            }
+        }
+    };
+    match waited {
+        Ok(Ok(code)) => {
+            rec.exit_code = Some(code);
+            if logs_open {
+                let drain = async {
+                    while let Some(Ok(bytes)) = logs.next().await {
+                        progress.feed(&bytes);
+                    }
+                };
+                let _ = tokio::time::timeout(LOG_DRAIN, drain).await;
+            }
+        }
+        Ok(Err(e)) => {
+            rec.fail(e);
+            kill(engine, rec, &id).await;
+        }
+        Err(_elapsed) => {
+            rec.timed_out = true;
+            // Kill first: nothing may run while the evidence is copied out.
+            kill(engine, rec, &id).await;
+            if let Ok(Ok(code)) = tokio::time::timeout(STOP_GRACE, engine.wait_container(&id)).await
+            {
+                rec.exit_code = Some(code);
+            }
+        }
+    }
+    drop(logs);
+    progress.finish();
+    rec.run_ms = started.elapsed().as_millis() as u64;
+
+    let exporting = Instant::now();
+    match engine
+        .download(&id, layout::EVIDENCE_DIR, MAX_ARCHIVE_BYTES)
+        .await
+    {
+        Ok(tar) => rec.evidence = Some(tar),
+        Err(e) => rec.fail(e),
+    }
+    rec.export_ms = exporting.elapsed().as_millis() as u64;
+    match engine.inspect_container(&id).await {
+        Ok(doc) => rec.container_inspect = Some(doc),
+        Err(e) => rec.fail(e),
+    }
+    match engine.inspect_image(&plan.image_id).await {
+        Ok(Some(doc)) => rec.image_inspect = Some(doc),
+        Ok(None) => rec.errors.push(format!(
+            "failed to inspect image {}: the engine no longer has it",
+            plan.image_id
+        )),
+        Err(e) => rec.fail(e),
+    }
+}
+
+async fn kill<E: Engine>(engine: &E, rec: &mut Record, id: &str) {
+    match engine.kill_container(id).await {
+        Ok(()) => rec.killed = true,
+        // Not running any more: nothing left to kill.
+        Err(e)
+            if matches!(
+                e.kind,
+                EngineErrorKind::Conflict | EngineErrorKind::NotFound
+            ) => {}
+        Err(e) => rec.fail(e),
+    }
+}
+
+async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
+    if plan.keep_on_failure && rec.failed() && !rec.interrupted {
+        rec.kept = true;
+        rec.cleanup = Cleanup {
+            container_removed: rec.container_id.is_none(),
+            volume_removed: !rec.volume_created,
+            leftovers: 0,
+        };
+        if let Ok(found) = engine.list(&run_label(&plan.names.run_id)).await {
+            rec.cleanup.leftovers = found.len() as u32;
+        }
+        return;
+    }
+    if let Some(id) = rec.container_id.clone() {
+        match engine.remove_container(&id).await {
+            Ok(()) => {}
+            Err(e) if e.kind == EngineErrorKind::NotFound => {}
+            Err(e) => rec.fail(e),
+        }
+    }
+    // The sweep by label removes the volume, and whatever a dropped request created without
+    // telling us (Ctrl-C mid-create): containers first, since a volume in use cannot go.
+    let label = run_label(&plan.names.run_id);
+    let mut swept_volume = false;
+    match engine.list(&label).await {
+        Ok(found) => {
+            swept_volume = found
+                .iter()
+                .any(|o| o.kind == ObjectKind::Volume && o.id == plan.names.volume);
+            let report = remove_all(engine, &found).await;
+            rec.errors.extend(report.errors);
+        }
+        Err(e) => rec.fail(e),
+    }
+    if rec.volume_created && !swept_volume {
+        match engine.remove_volume(&plan.names.volume).await {
+            Ok(()) => {}
+            Err(e) if e.kind == EngineErrorKind::NotFound => {}
+            Err(e) => rec.fail(e),
+        }
+    }
+    rec.cleanup = match engine.list(&label).await {
+        Ok(found) => Cleanup {
+            container_removed: !found.iter().any(|o| o.kind == ObjectKind::Container),
+            volume_removed: !found.iter().any(|o| o.kind == ObjectKind::Volume),
+            leftovers: found.len() as u32,
+        },
+        Err(e) => {
+            rec.fail(e);
+            Cleanup {
+                container_removed: false,
+                volume_removed: false,
+                leftovers: 0,
+            }
+        }
+    };
+}
+
+/// `scopebox.run=<id>`.
+pub fn run_label(run_id: &str) -> String {
+    format!("{RUN_LABEL}={run_id}")
+}
+
+/// What a sweep did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    pub removed: Vec<String>,
+    /// Objects left alone: kept by `--keep-on-failure`, or owned by a live run.
+    pub skipped: Vec<String>,
+    pub errors: Vec<String>,
+}
+
+/// Remove leftovers of earlier runs: every object labelled `scopebox.run` whose owner process is
+/// gone (`is_live` says whether an owner label names a live process). Kept objects are removed
+/// only with `include_kept` (`scopebox sweep`).
+pub async fn sweep_stale<E: Engine>(
+    engine: &E,
+    include_kept: bool,
+    is_live: impl Fn(&str) -> bool,
+) -> Result<SweepReport, EngineError> {
+    let found = engine.list(RUN_LABEL).await?;
+    let (stale, alive): (Vec<Labelled>, Vec<Labelled>) = found.into_iter().partition(|o| {
+        let kept = o.labels.contains_key(KEEP_LABEL);
+        let live = o
+            .labels
+            .get(OWNER_LABEL)
+            .is_some_and(|owner| is_live(owner));
+        !live && (include_kept || !kept)
+    });
+    let mut report = remove_all(engine, &stale).await;
+    report.skipped = alive.into_iter().map(|o| o.id).collect();
+    Ok(report)
+}
+
+/// Containers first (a volume in use cannot be removed), then volumes.
+async fn remove_all<E: Engine>(engine: &E, objects: &[Labelled]) -> SweepReport {
+    let mut report = SweepReport::default();
+    for kind in [ObjectKind::Container, ObjectKind::Volume] {
+        for o in objects.iter().filter(|o| o.kind == kind) {
+            let result = match kind {
+                ObjectKind::Container => engine.remove_container(&o.id).await,
+                ObjectKind::Volume => engine.remove_volume(&o.id).await,
+            };
+            match result {
+                Ok(()) => report.removed.push(o.id.clone()),
+                Err(e) if e.kind == EngineErrorKind::NotFound => {}
+                Err(e) => report.errors.push(describe(&e)),
+            }
+        }
+    }
+    report
+}
+
+/// Whether `<hostname>/<pid>` names a live process on this host. Another host's owner counts
+/// as live: we cannot tell, so we leave its objects alone.
+pub fn owner_is_live(owner: &str) -> bool {
+    let Some((host, pid)) = owner.rsplit_once('/') else {
+        return false;
+    };
+    if host != crate::boundary::hostname() {
+        return true;
+    }
+    match pid.parse::<u32>() {
+        Ok(pid) => std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::fake::{Fake, Step, WaitBehaviour};
+    use crate::evidence::tests::evidence_tar;
+
+    fn plan(keep: bool) -> Plan {
+        let names = Names::for_run("t1");
+        let labels = crate::boundary::labels("t1", keep);
+        let (policy, _) =
+            crate::boundary::load_policy(&crate::toolchain::workspace_root()).unwrap();
+        Plan {
+            body: crate::boundary::create_body(&policy, "sha256:img", &names.volume, &labels),
+            names,
+            labels,
+            image_id: "sha256:img".into(),
+            deadline: Duration::from_secs(180),
+            keep_on_failure: keep,
+        }
+    }
+
+    fn never() -> std::future::Pending<()> {
+        std::future::pending()
+    }
+
+    async fn go(fake: &Fake, plan: &Plan) -> Record {
+        let mut progress = Progress::new(2, Vec::new());
+        lifecycle(fake, plan, never(), &mut progress).await
+    }
+
+    /// The tail every path must end with: remove container, remove volume, sweep, recount.
+    fn removed_everything(fake: &Fake, rec: &Record) {
+        assert!(rec.cleanup.container_removed, "{rec:?}");
+        assert!(rec.cleanup.volume_removed, "{rec:?}");
+        assert_eq!(rec.cleanup.leftovers, 0);
+        assert!(
+            fake.objects().is_empty(),
+            "left behind: {:?}",
+            fake.objects()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_clean_run_exports_inspects_and_removes_everything() {
+        let fake = Fake::new()
+            .with_logs(&[b"case a pass 10\ncase b pa", b"ss 20\n"])
+            .with_evidence(evidence_tar(&[("summary.json", b"{}")]));
+        let rec = go(&fake, &plan(false)).await;
+        assert_eq!(rec.exit_code, Some(0));
+        assert!(rec.errors.is_empty(), "{:?}", rec.errors);
+        assert!(!rec.failed());
+        assert!(rec.evidence.is_some() && rec.container_inspect.is_some());
+        assert_eq!(
+            fake.calls(),
+            vec![
+                "create_volume scopebox-t1-evidence",
+                "create_container scopebox-t1",
+                "start c1",
+                "logs c1",
+                "wait c1",
+                "download c1 /evidence",
+                "inspect_container c1",
+                "inspect_image sha256:img",
+                "remove_container c1",
+                "list scopebox.run=t1",
+                "remove_volume scopebox-t1-evidence",
+                "list scopebox.run=t1",
+            ]
+        );
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test]
+    async fn create_failing_still_removes_the_volume() {
+        let fake = Fake::new().failing(Step::CreateContainer);
+        let rec = go(&fake, &plan(false)).await;
+        assert!(rec.failed());
+        assert!(rec.errors[0].starts_with("failed to create container scopebox-t1"));
+        assert_eq!(
+            fake.calls(),
+            vec![
+                "create_volume scopebox-t1-evidence",
+                "create_container scopebox-t1",
+                "list scopebox.run=t1",
+                "remove_volume scopebox-t1-evidence",
+                "list scopebox.run=t1",
+            ]
+        );
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test]
+    async fn start_failing_removes_container_and_volume_without_exporting() {
+        let fake = Fake::new().failing(Step::Start);
+        let rec = go(&fake, &plan(false)).await;
+        assert!(rec.failed() && !rec.started);
+        let calls = fake.calls();
+        assert!(
+            !calls.iter().any(|c| c.starts_with("download")),
+            "{calls:?}"
+        );
+        assert_eq!(
+            &calls[2..],
+            [
+                "start c1",
+                "remove_container c1",
+                "list scopebox.run=t1",
+                "remove_volume scopebox-t1-evidence",
+                "list scopebox.run=t1",
+            ]
+        );
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test]
+    async fn a_wait_error_kills_then_still_exports_and_cleans_up() {
+        let fake = Fake::new()
+            .with_wait(WaitBehaviour::Error)
+            .with_evidence(evidence_tar(&[]));
+        let rec = go(&fake, &plan(false)).await;
+        assert!(rec.failed());
+        assert!(rec.killed);
+        assert!(rec
+            .errors
+            .iter()
+            .any(|e| e.starts_with("failed to wait for container")));
+        let calls = fake.calls();
+        let pos = |name: &str| calls.iter().position(|c| c.starts_with(name)).unwrap();
+        assert!(pos("kill") < pos("download"), "{calls:?}");
+        assert!(pos("download") < pos("remove_container"), "{calls:?}");
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test]
+    async fn a_non_zero_exit_is_an_exit_code_not_an_engine_failure() {
+        let fake = Fake::new()
+            .with_wait(WaitBehaviour::Exit(1))
+            .with_evidence(evidence_tar(&[]));
+        let rec = go(&fake, &plan(false)).await;
+        assert_eq!(rec.exit_code, Some(1));
+        assert!(rec.errors.is_empty(), "{:?}", rec.errors);
+        assert!(!rec.killed);
+        assert!(rec.failed());
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test]
+    async fn export_failing_still_inspects_and_removes_everything() {
+        let fake = Fake::new().failing(Step::Download);
+        let rec = go(&fake, &plan(false)).await;
+        assert!(rec.evidence.is_none() && rec.failed());
+        assert!(rec
+            .errors
+            .iter()
+            .any(|e| e.starts_with("failed to copy /evidence")));
+        assert!(rec.container_inspect.is_some());
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_deadline_kills_before_exporting() {
+        let fake = Fake::new()
+            .with_wait(WaitBehaviour::Hang)
+            .with_evidence(evidence_tar(&[("boundary.json", b"{}")]));
+        let mut p = plan(false);
+        p.deadline = Duration::from_secs(5);
+        let rec = go(&fake, &p).await;
+        assert!(rec.timed_out && rec.killed && rec.failed());
+        assert_eq!(
+            rec.exit_code,
+            Some(137),
+            "the wait after the kill reports it"
+        );
+        assert!(rec.evidence.is_some());
+        let calls = fake.calls();
+        assert_eq!(
+            &calls[3..],
+            [
+                "logs c1",
+                "wait c1",
+                "kill c1",
+                "wait c1",
+                "download c1 /evidence",
+                "inspect_container c1",
+                "inspect_image sha256:img",
+                "remove_container c1",
+                "list scopebox.run=t1",
+                "remove_volume scopebox-t1-evidence",
+                "list scopebox.run=t1",
+            ]
+        );
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ctrl_c_kills_removes_and_sweeps() {
+        let fake = Fake::new().with_wait(WaitBehaviour::Hang);
+        let p = plan(false);
+        let mut progress = Progress::new(2, Vec::new());
+        let interrupt = async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        };
+        let rec = lifecycle(&fake, &p, interrupt, &mut progress).await;
+        assert!(rec.interrupted && rec.killed && !rec.timed_out);
+        assert!(rec.evidence.is_none());
+        assert_eq!(
+            &fake.calls()[4..],
+            [
+                "wait c1",
+                "kill c1",
+                "remove_container c1",
+                "list scopebox.run=t1",
+                "remove_volume scopebox-t1-evidence",
+                "list scopebox.run=t1",
+            ]
+        );
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ctrl_c_during_a_create_still_finds_the_container_by_label() {
+        // The engine created the container but the interrupted request never returned its id.
+        let fake = Fake::new().hanging(Step::CreateContainer);
+        let p = plan(false);
+        let mut progress = Progress::new(2, Vec::new());
+        let interrupt = tokio::time::sleep(Duration::from_secs(1));
+        let rec = lifecycle(&fake, &p, interrupt, &mut progress).await;
+        assert!(rec.interrupted && rec.container_id.is_none());
+        assert!(
+            fake.calls().contains(&"remove_container c1".to_string()),
+            "{:?}",
+            fake.calls()
+        );
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test]
+    async fn keep_on_failure_keeps_a_failed_run() {
+        let fake = Fake::new()
+            .with_wait(WaitBehaviour::Exit(1))
+            .with_evidence(evidence_tar(&[]));
+        let rec = go(&fake, &plan(true)).await;
+        assert!(rec.kept);
+        assert!(!rec.cleanup.container_removed && !rec.cleanup.volume_removed);
+        assert_eq!(rec.cleanup.leftovers, 2);
+        assert!(!fake.calls().iter().any(|c| c.starts_with("remove")));
+        // A passing run with the flag is removed as usual.
+        let fake = Fake::new().with_evidence(evidence_tar(&[]));
+        let rec = go(&fake, &plan(true)).await;
+        assert!(!rec.kept);
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test]
+    async fn the_sweep_removes_only_stale_unkept_objects() {
+        let fake = Fake::new();
+        let obj = |kind, id: &str, owner: &str, keep: bool| {
+            let mut labels = Labels::new();
+            labels.insert(RUN_LABEL.into(), "old".into());
+            labels.insert(OWNER_LABEL.into(), owner.into());
+            if keep {
+                labels.insert(KEEP_LABEL.into(), "1".into());
+            }
+            Labelled {
+                kind,
+                id: id.into(),
+                labels,
+            }
+        };
+        fake.add(obj(ObjectKind::Volume, "dead-vol", "h/1", false));
+        fake.add(obj(ObjectKind::Container, "dead-ctr", "h/1", false));
+        fake.add(obj(ObjectKind::Container, "live-ctr", "h/2", false));
+        fake.add(obj(ObjectKind::Container, "kept-ctr", "h/1", true));
+        let live = |owner: &str| owner == "h/2";
+        let report = sweep_stale(&fake, false, live).await.unwrap();
+        // Containers before volumes.
+        assert_eq!(report.removed, vec!["dead-ctr", "dead-vol"]);
+        assert_eq!(report.skipped.len(), 2);
+        let report = sweep_stale(&fake, true, live).await.unwrap();
+        assert_eq!(report.removed, vec!["kept-ctr"]);
+        assert_eq!(fake.objects().len(), 1, "the live run's container stays");
+    }
+
+    #[test]
+    fn owners_on_this_host_are_live_only_while_their_process_is() {
+        let host = crate::boundary::hostname();
+        assert!(owner_is_live(&format!("{host}/{}", std::process::id())));
+        assert!(!owner_is_live(&format!("{host}/4294967295")));
+        assert!(!owner_is_live("garbage"));
+        assert!(owner_is_live("some-other-host/1"));
+    }
+}
