@@ -3,6 +3,7 @@
 //! verification (`scopebox-verify`). It must never depend on Docker, tokio, the orchestrator or
 //! the harness: an auditor builds it alone.
 
+pub mod attestation;
 pub mod digest;
 pub mod dsse;
 pub mod evidence;
@@ -10,6 +11,9 @@ pub mod judge;
 pub mod matrix;
 pub mod policy;
 pub mod receipt;
+pub mod selftest;
+pub mod synthetic;
+pub mod verify;
 
 /// Paths inside the evidence container, shared by the image builder, the runner and the verifier.
 pub mod layout {

@@ -1,2 +1,122 @@
-//! scopebox-verify.
-fn main() {}
+//! scopebox-verify: check a receipt bundle from its bytes alone, or prove it would catch
+//! tampering (`--self-test`). Thin: parse arguments, run, map the outcome to the documented
+//! exit code in one place. It never writes into the bundle.
+
+use clap::Parser;
+use scopebox_receipts::selftest;
+use scopebox_receipts::verify::{self, report, VerifyOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  verified: every check passed (--self-test: every mutation was rejected)
+  1  rejected: at least one check failed (--self-test: a mutation was accepted or not applied)
+  2  could not read the bundle, or a usage error";
+
+/// Verify a scopebox receipt bundle: recompute every digest, re-derive every case verdict
+/// from the raw captures, check the boundary (policy, inspection, inner observations), the
+/// image ID, the candidate, both controls, the execution and cleanup, and the signature.
+#[derive(Parser, Debug)]
+#[command(name = "scopebox-verify", version, after_help = EXIT_CODES)]
+struct Args {
+    /// The bundle directory (the one holding receipt.json).
+    bundle: PathBuf,
+    /// SPKI PEM public key (PREFIX.pub.pem); requires a valid receipt.dsse.json.
+    #[arg(long, value_name = "PUB.pem")]
+    key: Option<PathBuf>,
+    /// Print the result as a JSON document (schemaVersion 1) instead of a check list.
+    #[arg(long)]
+    json: bool,
+    /// Apply every mutation class to fresh copies of the bundle and require each rejected.
+    #[arg(long)]
+    self_test: bool,
+}
+
+enum Outcome {
+    Verified,
+    Rejected,
+    Unreadable,
+}
+
+fn exit_code(outcome: Outcome) -> ExitCode {
+    match outcome {
+        Outcome::Verified => ExitCode::from(0),
+        Outcome::Rejected => ExitCode::from(1),
+        Outcome::Unreadable => ExitCode::from(2),
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    exit_code(run(&args))
+}
+
+fn run(args: &Args) -> Outcome {
+    if args.self_test {
+        return self_test(args);
+    }
+    let mut options = VerifyOptions::default();
+    if let Some(key) = &args.key {
+        match std::fs::read_to_string(key) {
+            Ok(pem) => options.public_key_pem = Some(pem),
+            Err(e) => {
+                eprintln!("error: failed to read the key {}: {e}", key.display());
+                return Outcome::Unreadable;
+            }
+        }
+    }
+    let shown = args.bundle.display().to_string();
+    match verify::verify_dir(&args.bundle, &options) {
+        Ok(report) => {
+            if args.json {
+                print_json(&report::JsonReport::from_report(&report));
+            } else {
+                print!("{}", report::render_text(&report));
+            }
+            if report.verified {
+                Outcome::Verified
+            } else {
+                Outcome::Rejected
+            }
+        }
+        Err(error) => {
+            if args.json {
+                print_json(&report::JsonReport::from_error(&shown, &error));
+            }
+            eprintln!("error: failed to {error}");
+            Outcome::Unreadable
+        }
+    }
+}
+
+fn self_test(args: &Args) -> Outcome {
+    match selftest::run(&args.bundle) {
+        Ok(report) => {
+            if args.json {
+                print_json(&report);
+            } else {
+                print!("{}", report.render_text());
+            }
+            if report.all_rejected() {
+                Outcome::Verified
+            } else {
+                Outcome::Rejected
+            }
+        }
+        Err(error) => {
+            eprintln!("error: failed to {error}");
+            match error {
+                selftest::SelfTestError::BaseRejected(_) => Outcome::Rejected,
+                _ => Outcome::Unreadable,
+            }
+        }
+    }
+}
+
+fn print_json<T: serde::Serialize>(value: &T) {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("error: failed to render JSON: {e}"),
+    }
+}

@@ -1,0 +1,931 @@
+//! The mutation self-test: prove the verifier rejects tampering by tampering. The bundle is
+//! copied once to a temporary base, which must verify; then each mutation class is applied to
+//! a fresh copy of the base and verified, and every one must be rejected. Most classes are
+//! "digest-consistent": after changing a file they rewrite its digest in `receipt.json` (and
+//! any other recorded digest of it), so only the semantic checks can catch them. Signature
+//! classes sign the copy with a throw-away key and verify with its public half.
+//! It never touches the original bundle.
+
+use crate::attestation::statement_for;
+use crate::digest::sha256_hex;
+use crate::dsse::{self, Envelope, IN_TOTO_PAYLOAD_TYPE};
+use crate::receipt::*;
+use crate::verify::{self, BundleError, VerifyOptions};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// One mutation class.
+pub struct Mutation {
+    pub class: &'static str,
+    pub description: &'static str,
+    /// Digests in receipt.json are rewritten to match, so hashing alone cannot catch it.
+    pub digest_consistent: bool,
+    /// Verify with the throw-away key (the copy is signed before mutating).
+    pub signed: bool,
+    apply: fn(&mut Copy) -> Result<(), String>,
+}
+
+/// The outcome of one mutation.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Row {
+    pub class: String,
+    pub description: String,
+    pub digest_consistent: bool,
+    /// "rejected", "ACCEPTED", "unreadable" or "not-applicable".
+    pub outcome: String,
+    /// Ids of the checks that failed.
+    pub rejected_by: Vec<String>,
+    pub detail: Option<String>,
+}
+
+impl Row {
+    pub fn rejected(&self) -> bool {
+        self.outcome == "rejected"
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SelfTestReport {
+    pub bundle: String,
+    pub rows: Vec<Row>,
+}
+
+impl SelfTestReport {
+    /// True when every class was applied and rejected.
+    pub fn all_rejected(&self) -> bool {
+        self.rows.iter().all(Row::rejected)
+    }
+
+    /// The class → rejected-by table.
+    pub fn render_text(&self) -> String {
+        let width = self
+            .rows
+            .iter()
+            .map(|r| r.class.len())
+            .max()
+            .unwrap_or(5)
+            .max(5);
+        let mut out = format!(
+            "scopebox-verify --self-test {}\n{:<width$}  {:<10}  {:<10}  rejected by\n",
+            self.bundle, "class", "digests", "outcome"
+        );
+        for row in &self.rows {
+            out.push_str(&format!(
+                "{:<width$}  {:<10}  {:<10}  {}\n",
+                row.class,
+                if row.digest_consistent {
+                    "consistent"
+                } else {
+                    "raw"
+                },
+                row.outcome,
+                if row.rejected_by.is_empty() {
+                    row.detail.clone().unwrap_or_default()
+                } else {
+                    row.rejected_by.join(", ")
+                }
+            ));
+        }
+        let rejected = self.rows.iter().filter(|r| r.rejected()).count();
+        out.push_str(&format!(
+            "{rejected} of {} mutation classes rejected{}\n",
+            self.rows.len(),
+            if self.all_rejected() {
+                ""
+            } else {
+                ": SELF-TEST FAILED"
+            }
+        ));
+        out
+    }
+}
+
+/// Why the self-test could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum SelfTestError {
+    #[error("copy the bundle to a temporary directory")]
+    Copy(#[source] std::io::Error),
+    #[error("self-test {0}")]
+    Unreadable(#[source] BundleError),
+    #[error("self-test the bundle: it does not verify unmutated ({0})\nhint: run `scopebox-verify` on it first; only a verifying bundle can be mutated meaningfully")]
+    BaseRejected(String),
+    #[error("sign the base copy: {0}")]
+    Sign(String),
+}
+
+/// A fresh copy of the base bundle being mutated.
+pub struct Copy {
+    pub dir: PathBuf,
+    key_pem: String,
+}
+
+impl Copy {
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    fn read(&self, rel: &str) -> Result<Vec<u8>, String> {
+        std::fs::read(self.path(rel)).map_err(|e| format!("read {rel}: {e}"))
+    }
+
+    fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
+        std::fs::write(self.path(rel), bytes).map_err(|e| format!("write {rel}: {e}"))
+    }
+
+    fn json(&self, rel: &str) -> Result<Value, String> {
+        serde_json::from_slice(&self.read(rel)?).map_err(|e| format!("parse {rel}: {e}"))
+    }
+
+    fn put_json(&self, rel: &str, value: &Value) -> Result<(), String> {
+        let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| e.to_string())?;
+        bytes.push(b'\n');
+        self.write(rel, &bytes)
+    }
+
+    /// Edit a JSON file with `edit`; the edit must change it.
+    fn edit(&self, rel: &str, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
+        let mut value = self.json(rel)?;
+        let before = value.clone();
+        edit(&mut value);
+        if value == before {
+            return Err(format!("{rel} already had the mutated value"));
+        }
+        self.put_json(rel, &value)
+    }
+
+    fn receipt(&self) -> Result<Value, String> {
+        self.json(RECEIPT_FILE)
+    }
+
+    fn edit_receipt(&self, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
+        self.edit(RECEIPT_FILE, edit)
+    }
+
+    /// Make receipt.json's `files` entry for `rel` match its bytes (or drop it if absent).
+    fn relist(&self, rel: &str) -> Result<(), String> {
+        let digest = std::fs::read(self.path(rel)).ok().map(|b| sha256_hex(&b));
+        let mut receipt = self.receipt()?;
+        match digest {
+            Some(d) => receipt["files"][rel] = d.into(),
+            None => {
+                if let Some(files) = receipt["files"].as_object_mut() {
+                    files.remove(rel);
+                }
+            }
+        }
+        self.put_json(RECEIPT_FILE, &receipt)
+    }
+
+    /// The first case id in the receipt.
+    fn first_case(&self) -> Result<String, String> {
+        self.receipt()?["cases"][0]["id"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| "the receipt has no cases".to_string())
+    }
+
+    /// Rewrite a case file, then every digest that names it: the files map, the receipt's case
+    /// entry, and (for stdout/stderr) the record, which is then itself re-listed.
+    fn rewrite_case_file(&self, id: &str, name: &str, bytes: &[u8]) -> Result<(), String> {
+        let rel = format!("evidence/cases/{id}/{name}");
+        if self.read(&rel)? == bytes {
+            return Err(format!("{rel} already had the mutated bytes"));
+        }
+        self.write(&rel, bytes)?;
+        let digest = sha256_hex(bytes);
+        let record_rel = format!("evidence/cases/{id}/record.json");
+        if name == "stdout" || name == "stderr" {
+            let mut record = self.json(&record_rel)?;
+            record[format!("{name}Sha256")] = digest.clone().into();
+            self.put_json(&record_rel, &record)?;
+        }
+        self.sync_case(id)
+    }
+
+    /// After editing a case's files: re-list them and update the receipt's case entry.
+    fn sync_case(&self, id: &str) -> Result<(), String> {
+        let mut receipt = self.receipt()?;
+        for name in ["stdout", "stderr", "record.json"] {
+            let rel = format!("evidence/cases/{id}/{name}");
+            let digest = sha256_hex(&self.read(&rel)?);
+            receipt["files"][&rel] = digest.clone().into();
+            if let Some(entry) = receipt["cases"]
+                .as_array_mut()
+                .and_then(|cases| cases.iter_mut().find(|c| c["id"] == id))
+            {
+                let key = match name {
+                    "stdout" => "stdoutSha256",
+                    "stderr" => "stderrSha256",
+                    _ => "recordSha256",
+                };
+                entry[key] = digest.into();
+            }
+        }
+        self.put_json(RECEIPT_FILE, &receipt)
+    }
+
+    fn edit_record(&self, id: &str, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
+        self.edit(&format!("evidence/cases/{id}/record.json"), edit)?;
+        self.sync_case(id)
+    }
+
+    /// Edit a bundle file and re-list it.
+    fn edit_listed(&self, rel: &str, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
+        self.edit(rel, edit)?;
+        self.relist(rel)
+    }
+}
+
+/// Every mutation class, in table order.
+pub fn mutations() -> Vec<Mutation> {
+    vec![
+        // Raw tampering: hashing must catch it.
+        m(
+            "byte-flipped",
+            "one byte of a case's stdout flipped, digests left alone",
+            false,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                let rel = format!("evidence/cases/{id}/stdout");
+                let mut bytes = c.read(&rel)?;
+                match bytes.first_mut() {
+                    Some(b) => *b ^= 0x20,
+                    None => bytes.push(b'x'),
+                }
+                c.write(&rel, &bytes)
+            },
+        ),
+        m("file-removed", "a listed file deleted", false, false, |c| {
+            let id = c.first_case()?;
+            std::fs::remove_file(c.path(&format!("evidence/cases/{id}/stderr")))
+                .map_err(|e| e.to_string())
+        }),
+        m(
+            "file-smuggled",
+            "an unlisted file added to the evidence tree",
+            false,
+            false,
+            |c| c.write("evidence/notes.txt", b"nothing to see"),
+        ),
+        m(
+            "file-smuggled-listed",
+            "a file added and listed in receipt.json with its digest",
+            true,
+            false,
+            |c| {
+                c.write("inputs/override.json", b"{}")?;
+                c.relist("inputs/override.json")
+            },
+        ),
+        m(
+            "symlink-smuggled",
+            "a case's stdout replaced by a symlink to a file with the same bytes",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                let rel = format!("evidence/cases/{id}/stdout");
+                let bytes = c.read(&rel)?;
+                let outside = c.dir.with_extension("outside");
+                std::fs::write(&outside, &bytes).map_err(|e| e.to_string())?;
+                std::fs::remove_file(c.path(&rel)).map_err(|e| e.to_string())?;
+                symlink(&outside, &c.path(&rel))
+            },
+        ),
+        // Cases: digest-consistent, only re-judging can catch them.
+        m(
+            "stdout-rewritten",
+            "a case's stdout rewritten to leak a canary, every digest updated",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                let matrix = c.json(MATRIX_FILE)?;
+                let canary = matrix["canaries"][0]
+                    .as_str()
+                    .unwrap_or("CANARY")
+                    .to_string();
+                let mut bytes = c.read(&format!("evidence/cases/{id}/stdout"))?;
+                bytes.extend_from_slice(canary.as_bytes());
+                c.rewrite_case_file(&id, "stdout", &bytes)
+            },
+        ),
+        m(
+            "stdout-emptied",
+            "a case's stdout replaced by nothing, every digest updated",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.rewrite_case_file(&id, "stdout", b"")
+            },
+        ),
+        m(
+            "record-verdict-flipped",
+            "a record's verdict flipped",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.edit_record(&id, |r| {
+                    let pass = r["verdict"]["pass"].as_bool().unwrap_or(true);
+                    r["verdict"]["pass"] = (!pass).into();
+                    if pass {
+                        r["verdict"]["failures"] = json!(["made up"]);
+                    } else {
+                        r["verdict"]["failures"] = json!([]);
+                    }
+                })
+            },
+        ),
+        m(
+            "receipt-verdict-flipped",
+            "the receipt's verdict for a case flipped",
+            true,
+            false,
+            |c| {
+                c.edit_receipt(|r| {
+                    let v = r["cases"][0]["verdict"].as_str().unwrap_or("pass");
+                    r["cases"][0]["verdict"] = if v == "pass" { "fail" } else { "pass" }.into();
+                })
+            },
+        ),
+        m(
+            "case-dropped",
+            "a case removed from the receipt, its evidence and the counts",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                let dir = c.path(&format!("evidence/cases/{id}"));
+                std::fs::remove_dir_all(dir).map_err(|e| e.to_string())?;
+                c.edit_receipt(|r| {
+                    if let Some(cases) = r["cases"].as_array_mut() {
+                        let dropped = cases.remove(0);
+                        let passed = dropped["verdict"] == "pass";
+                        let sum = &mut r["summary"];
+                        sum["total"] = (sum["total"].as_u64().unwrap_or(1) - 1).into();
+                        let key = if passed { "passed" } else { "failed" };
+                        sum[key] = (sum[key].as_u64().unwrap_or(1).saturating_sub(1)).into();
+                    }
+                    if let Some(files) = r["files"].as_object_mut() {
+                        files.retain(|k, _| !k.starts_with(&format!("evidence/cases/{id}/")));
+                    }
+                })
+            },
+        ),
+        m(
+            "matrix-case-dropped",
+            "a case removed from the matrix too, with every matrix digest updated",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                std::fs::remove_dir_all(c.path(&format!("evidence/cases/{id}")))
+                    .map_err(|e| e.to_string())?;
+                c.edit(MATRIX_FILE, |m| {
+                    if let Some(cases) = m["cases"].as_array_mut() {
+                        cases.retain(|k| k["id"] != id.as_str());
+                    }
+                })?;
+                let matrix_sha = sha256_hex(&c.read(MATRIX_FILE)?);
+                c.edit("evidence/summary.json", |s| {
+                    s["matrixSha256"] = matrix_sha.clone().into();
+                    if let Some(ids) = s["caseIds"].as_array_mut() {
+                        ids.retain(|k| k != id.as_str());
+                    }
+                    s["total"] = (s["total"].as_u64().unwrap_or(1) - 1).into();
+                    s["passed"] = (s["passed"].as_u64().unwrap_or(1).saturating_sub(1)).into();
+                })?;
+                c.relist("evidence/summary.json")?;
+                c.relist(MATRIX_FILE)?;
+                c.edit_receipt(|r| {
+                    r["inputs"]["matrixSha256"] = matrix_sha.clone().into();
+                    if let Some(cases) = r["cases"].as_array_mut() {
+                        cases.remove(0);
+                    }
+                    let sum = &mut r["summary"];
+                    sum["total"] = (sum["total"].as_u64().unwrap_or(1) - 1).into();
+                    sum["passed"] = (sum["passed"].as_u64().unwrap_or(1).saturating_sub(1)).into();
+                    if let Some(files) = r["files"].as_object_mut() {
+                        files.retain(|k, _| !k.starts_with(&format!("evidence/cases/{id}/")));
+                    }
+                })
+            },
+        ),
+        m(
+            "exit-code-changed",
+            "a record's exit code changed",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.edit_record(&id, |r| {
+                    let code = r["exitCode"].as_i64().unwrap_or(0);
+                    r["exitCode"] = (code + 7).into();
+                })
+            },
+        ),
+        m(
+            "marker-present",
+            "a record shows the sentinel marker after the case",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.edit_record(&id, |r| r["markerPresent"] = true.into())
+            },
+        ),
+        m(
+            "fixture-changed",
+            "a record's after-walk shows a fixture changed",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.edit_record(&id, |r| {
+                if let Some(after) = r["fixturesAfter"].as_array_mut() {
+                    after.push(json!({"path": "/work/smuggled", "kind": "file", "mode": "0644", "size": 1, "sha256": sha256_hex(b"x")}));
+                }
+            })
+            },
+        ),
+        m(
+            "argv-changed",
+            "a record shows the candidate run with other arguments",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.edit_record(&id, |r| {
+                    if let Some(argv) = r["argv"].as_array_mut() {
+                        argv.push("--dangerously-run-servers".into());
+                    }
+                })
+            },
+        ),
+        m(
+            "summary-miscounted",
+            "the receipt's summary counts one more pass",
+            true,
+            false,
+            |c| {
+                c.edit_receipt(|r| {
+                    let p = r["summary"]["passed"].as_u64().unwrap_or(0);
+                    r["summary"]["passed"] = (p + 1).into();
+                })
+            },
+        ),
+        // The boundary.
+        m(
+            "inspect-network-weakened",
+            "the inspection shows network mode bridge",
+            true,
+            false,
+            |c| {
+                c.edit_listed(CONTAINER_INSPECT_FILE, |d| {
+                    d["HostConfig"]["NetworkMode"] = "bridge".into()
+                })
+            },
+        ),
+        m(
+            "inspect-rootfs-writable",
+            "the inspection shows a writable root",
+            true,
+            false,
+            |c| {
+                c.edit_listed(CONTAINER_INSPECT_FILE, |d| {
+                    d["HostConfig"]["ReadonlyRootfs"] = false.into()
+                })
+            },
+        ),
+        m(
+            "inspect-bind-added",
+            "the inspection shows the Docker socket bound in",
+            true,
+            false,
+            |c| {
+                c.edit_listed(CONTAINER_INSPECT_FILE, |d| {
+                    d["HostConfig"]["Binds"] = json!(["/var/run/docker.sock:/var/run/docker.sock"])
+                })
+            },
+        ),
+        m(
+            "inspect-caps-kept",
+            "the inspection shows no capabilities dropped",
+            true,
+            false,
+            |c| {
+                c.edit_listed(CONTAINER_INSPECT_FILE, |d| {
+                    d["HostConfig"]["CapDrop"] = Value::Null
+                })
+            },
+        ),
+        m(
+            "inspect-pids-unlimited",
+            "the inspection shows no pids limit",
+            true,
+            false,
+            |c| {
+                c.edit_listed(CONTAINER_INSPECT_FILE, |d| {
+                    d["HostConfig"]["PidsLimit"] = Value::Null
+                })
+            },
+        ),
+        m(
+            "observed-uid-root",
+            "the runner observed uid 0 (record and receipt both updated)",
+            true,
+            false,
+            |c| {
+                c.edit_listed("evidence/boundary.json", |o| o["uid"] = 0.into())?;
+                c.edit_receipt(|r| r["boundary"]["observed"]["uid"] = 0.into())
+            },
+        ),
+        m(
+            "observed-network",
+            "the runner observed an eth0 interface (record and receipt updated)",
+            true,
+            false,
+            |c| {
+                let add = |o: &mut Value| {
+                    if let Some(list) = o.as_array_mut() {
+                        list.push("eth0".into());
+                    }
+                };
+                c.edit_listed("evidence/boundary.json", |o| add(&mut o["netInterfaces"]))?;
+                c.edit_receipt(|r| add(&mut r["boundary"]["observed"]["netInterfaces"]))
+            },
+        ),
+        m(
+            "policy-weakened",
+            "the bundled policy allows bridge networking, every digest updated",
+            true,
+            false,
+            |c| {
+                c.edit_listed(POLICY_FILE, |p| p["networkMode"] = "bridge".into())?;
+                let sha = sha256_hex(&c.read(POLICY_FILE)?);
+                c.edit_receipt(|r| {
+                    r["inputs"]["boundaryPolicySha256"] = sha.into();
+                    r["boundary"]["policy"]["networkMode"] = "bridge".into();
+                })
+            },
+        ),
+        m(
+            "boundary-record-falsified",
+            "the receipt's boundary record claims a failure the inspection does not show",
+            true,
+            false,
+            |c| {
+                c.edit_receipt(|r| {
+                    r["boundary"]["appliedFailures"] =
+                        json!(["network-mode: expected none, got bridge"]);
+                    r["boundary"]["appliedMeetsPolicy"] = false.into();
+                })
+            },
+        ),
+        // The image and the candidate.
+        m(
+            "image-id-changed",
+            "the receipt names another image ID",
+            true,
+            false,
+            |c| {
+                c.edit_receipt(|r| {
+                    r["inputs"]["imageId"] = format!("sha256:{}", sha256_hex(b"other image")).into()
+                })
+            },
+        ),
+        m(
+            "image-config-edited",
+            "the image config runs as root; image ID and config digest updated",
+            true,
+            false,
+            |c| {
+                c.edit(IMAGE_CONFIG_FILE, |cfg| {
+                    cfg["config"]["User"] = "0:0".into()
+                })?;
+                let sha = sha256_hex(&c.read(IMAGE_CONFIG_FILE)?);
+                c.relist(IMAGE_CONFIG_FILE)?;
+                c.edit_receipt(|r| {
+                    r["inputs"]["imageId"] = format!("sha256:{sha}").into();
+                    r["inputs"]["imageConfigSha256"] = sha.clone().into();
+                })
+            },
+        ),
+        m(
+            "layer-diff-id-changed",
+            "the receipt names another layer",
+            true,
+            false,
+            |c| {
+                c.edit_receipt(|r| {
+                    r["inputs"]["layerDiffIds"] =
+                        json!([format!("sha256:{}", sha256_hex(b"other layer"))])
+                })
+            },
+        ),
+        m(
+            "runner-digest-changed",
+            "the receipt names another runner binary",
+            true,
+            false,
+            |c| {
+                c.edit_receipt(|r| r["inputs"]["runnerSha256"] = sha256_hex(b"other runner").into())
+            },
+        ),
+        m(
+            "candidate-archive-changed",
+            "the receipt names another candidate archive",
+            true,
+            false,
+            |c| {
+                c.edit_receipt(|r| {
+                    r["inputs"]["candidateArchive"]["sha256"] = sha256_hex(b"other archive").into()
+                })
+            },
+        ),
+        m(
+            "runtime-manifest-edited",
+            "a candidate file's digest changed in the pack manifest",
+            true,
+            false,
+            |c| {
+                c.edit_listed(PACK_MANIFEST_FILE, |p| {
+                    p["runtime"][0]["sha256"] = sha256_hex(b"other file").into()
+                })
+            },
+        ),
+        // Controls, execution, cleanup.
+        m(
+            "positive-control-failed",
+            "the positive control's marker never appeared (record and receipt)",
+            true,
+            false,
+            |c| {
+                c.edit_listed("evidence/controls.json", |k| {
+                    k["positive"]["markerAppeared"] = false.into()
+                })?;
+                c.edit_receipt(|r| r["controls"]["positive"]["markerAppeared"] = false.into())
+            },
+        ),
+        m(
+            "negative-control-missed",
+            "the executing reference host was not caught (record and receipt)",
+            true,
+            false,
+            |c| {
+                c.edit_listed("evidence/controls.json", |k| {
+                    k["negative"]["caught"] = false.into()
+                })?;
+                c.edit_receipt(|r| r["controls"]["negative"]["caught"] = false.into())
+            },
+        ),
+        m(
+            "execution-timed-out",
+            "the run is marked timed out (record and receipt)",
+            true,
+            false,
+            |c| {
+                let edit = |e: &mut Value| {
+                    e["timedOut"] = true.into();
+                    e["status"] = "timed-out".into();
+                };
+                c.edit_listed(EXECUTION_FILE, edit)?;
+                c.edit_receipt(|r| edit(&mut r["execution"]))
+            },
+        ),
+        m(
+            "execution-oom-killed",
+            "the run is marked OOM-killed (record and receipt)",
+            true,
+            false,
+            |c| {
+                c.edit_listed(EXECUTION_FILE, |e| e["oomKilled"] = true.into())?;
+                c.edit_receipt(|r| r["execution"]["oomKilled"] = true.into())
+            },
+        ),
+        m(
+            "runner-unfinished",
+            "the runner's summary removed and unlisted",
+            true,
+            false,
+            |c| {
+                std::fs::remove_file(c.path("evidence/summary.json")).map_err(|e| e.to_string())?;
+                c.relist("evidence/summary.json")
+            },
+        ),
+        m(
+            "cleanup-skipped",
+            "the volume was not removed",
+            true,
+            false,
+            |c| c.edit_receipt(|r| r["cleanup"]["volumeRemoved"] = false.into()),
+        ),
+        // Signatures: the copy is signed with a throw-away key first.
+        m(
+            "signature-over-modified-receipt",
+            "receipt.json edited after signing",
+            true,
+            true,
+            |c| c.edit_receipt(|r| r["runId"] = "another-run".into()),
+        ),
+        m(
+            "signature-wrong-key",
+            "the envelope re-signed with another key",
+            true,
+            true,
+            |c| {
+                let (other, _) = dsse::generate_keypair_pem().map_err(|e| e.to_string())?;
+                crate::attestation::sign_bundle(&c.dir, &other)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            },
+        ),
+        m(
+            "signature-payload-swapped",
+            "the envelope's statement edited, signature kept",
+            true,
+            true,
+            |c| {
+                let bytes = c.read(ENVELOPE_FILE)?;
+                let mut envelope: Envelope =
+                    serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+                let payload = dsse::decode_base64(&envelope.payload).map_err(|e| e.to_string())?;
+                let mut statement: Value =
+                    serde_json::from_slice(&payload).map_err(|e| e.to_string())?;
+                statement["predicate"]["result"] = "PASSED".into();
+                statement["subject"][0]["digest"]["sha256"] = sha256_hex(b"other archive").into();
+                envelope.payload = dsse::encode_base64(
+                    &serde_json::to_vec(&statement).map_err(|e| e.to_string())?,
+                );
+                c.write(
+                    ENVELOPE_FILE,
+                    &serde_json::to_vec(&envelope).map_err(|e| e.to_string())?,
+                )
+            },
+        ),
+        m(
+            "signature-removed",
+            "the envelope deleted while a key is required",
+            true,
+            true,
+            |c| std::fs::remove_file(c.path(ENVELOPE_FILE)).map_err(|e| e.to_string()),
+        ),
+        m(
+            "signature-restated",
+            "a validly signed statement for an edited receipt claims PASSED over a failed case",
+            true,
+            true,
+            |c| {
+                // An attacker with the key: flip a case's stdout (digest-consistent), then sign a
+                // statement that still says all passed. The semantic checks must still reject.
+                let id = c.first_case()?;
+                c.rewrite_case_file(&id, "stdout", b"")?;
+                let receipt_bytes = c.read(RECEIPT_FILE)?;
+                let receipt: Receipt =
+                    serde_json::from_slice(&receipt_bytes).map_err(|e| e.to_string())?;
+                let statement = statement_for(&receipt, &receipt_bytes, true);
+                let key = dsse::signing_key_from_pem(&c.key_pem).map_err(|e| e.to_string())?;
+                let envelope = dsse::sign(
+                    IN_TOTO_PAYLOAD_TYPE,
+                    &serde_json::to_vec(&statement).map_err(|e| e.to_string())?,
+                    &key,
+                );
+                c.write(
+                    ENVELOPE_FILE,
+                    &serde_json::to_vec(&envelope).map_err(|e| e.to_string())?,
+                )
+            },
+        ),
+    ]
+}
+
+fn m(
+    class: &'static str,
+    description: &'static str,
+    digest_consistent: bool,
+    signed: bool,
+    apply: fn(&mut Copy) -> Result<(), String>,
+) -> Mutation {
+    Mutation {
+        class,
+        description,
+        digest_consistent,
+        signed,
+        apply,
+    }
+}
+
+#[cfg(unix)]
+fn symlink(target: &Path, link: &Path) -> Result<(), String> {
+    std::os::unix::fs::symlink(target, link).map_err(|e| e.to_string())
+}
+
+#[cfg(not(unix))]
+fn symlink(_: &Path, _: &Path) -> Result<(), String> {
+    Err("symlinks need unix".into())
+}
+
+/// Copy a directory tree (regular files and directories only; the bundle was already read
+/// safely, so anything else is an error here).
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        } else {
+            return Err(std::io::Error::other(format!(
+                "{} is neither a file nor a directory",
+                entry.path().display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Run every mutation class against copies of the bundle at `bundle`.
+pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
+    let scratch = tempfile::Builder::new()
+        .prefix("scopebox-selftest-")
+        .tempdir()
+        .map_err(SelfTestError::Copy)?;
+    // The base: an unsigned copy (any envelope removed), which must verify.
+    let base = scratch.path().join("base");
+    copy_tree(bundle, &base).map_err(SelfTestError::Copy)?;
+    let _ = std::fs::remove_file(base.join(ENVELOPE_FILE));
+    let report =
+        verify::verify_dir(&base, &VerifyOptions::default()).map_err(SelfTestError::Unreadable)?;
+    if !report.verified {
+        return Err(SelfTestError::BaseRejected(report.failed_ids().join(", ")));
+    }
+    let (key_pem, public_pem) =
+        dsse::generate_keypair_pem().map_err(|e| SelfTestError::Sign(e.to_string()))?;
+    // The signed base must verify with the key too, or the signature rows prove nothing.
+    let signed_base = scratch.path().join("signed-base");
+    copy_tree(&base, &signed_base).map_err(SelfTestError::Copy)?;
+    crate::attestation::sign_bundle(&signed_base, &key_pem)
+        .map_err(|e| SelfTestError::Sign(e.to_string()))?;
+    let keyed = VerifyOptions {
+        public_key_pem: Some(public_pem),
+        ..Default::default()
+    };
+    let signed_report =
+        verify::verify_dir(&signed_base, &keyed).map_err(SelfTestError::Unreadable)?;
+    if !signed_report.verified {
+        return Err(SelfTestError::BaseRejected(format!(
+            "signed with a fresh key: {}",
+            signed_report.failed_ids().join(", ")
+        )));
+    }
+
+    let mut rows = Vec::new();
+    for (i, mutation) in mutations().into_iter().enumerate() {
+        let dir = scratch.path().join(format!("m{i:02}"));
+        let source = if mutation.signed { &signed_base } else { &base };
+        copy_tree(source, &dir).map_err(SelfTestError::Copy)?;
+        let mut copy = Copy {
+            dir: dir.clone(),
+            key_pem: key_pem.clone(),
+        };
+        let options = if mutation.signed {
+            keyed.clone()
+        } else {
+            VerifyOptions::default()
+        };
+        let applied = (mutation.apply)(&mut copy);
+        let row = |outcome: &str, rejected_by: Vec<String>, detail: Option<String>| Row {
+            class: mutation.class.to_string(),
+            description: mutation.description.to_string(),
+            digest_consistent: mutation.digest_consistent,
+            outcome: outcome.to_string(),
+            rejected_by,
+            detail,
+        };
+        rows.push(match applied {
+            Err(e) => row("not-applicable", Vec::new(), Some(e)),
+            Ok(()) => match verify::verify_dir(&dir, &options) {
+                Err(e) => row("unreadable", Vec::new(), Some(format!("failed to {e}"))),
+                Ok(report) if report.verified => row("ACCEPTED", Vec::new(), None),
+                Ok(report) => row(
+                    "rejected",
+                    report.failed_ids().iter().map(|s| s.to_string()).collect(),
+                    None,
+                ),
+            },
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(SelfTestReport {
+        bundle: bundle.display().to_string(),
+        rows,
+    })
+}

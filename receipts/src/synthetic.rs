@@ -1,0 +1,398 @@
+//! A synthetic, fully consistent receipt bundle: what a good run of N simple cases would leave
+//! behind, built from the shared schema without Docker. Tests, the benchmark and the mutation
+//! self-test's own tests use it as a specimen that must verify. It is never evidence: its
+//! container inspection is a real one taken from a policy container by hand
+//! (`tests/fixtures/container-inspect.json`), re-labelled for the synthetic run, and every
+//! other outer record is made up to be consistent.
+
+use crate::digest::sha256_hex;
+use crate::evidence::{
+    CaseRecord, Controls, FixtureObservation, InnerBoundary, MountObservation, NegativeControl,
+    PositiveControl, RunSummary, Verdict,
+};
+use crate::judge::{expected_observation, judge};
+use crate::layout;
+use crate::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
+use crate::receipt::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const INSPECT_FIXTURE: &str = include_str!("../tests/fixtures/container-inspect.json");
+pub const RUN_ID: &str = "synthetic-0001";
+pub const CANARIES: [&str; 2] = ["CANARY-ARG-1", "CANARY-ENV-1"];
+
+fn matrix(cases: usize) -> Matrix {
+    Matrix {
+        schema_version: 1,
+        name: "synthetic".into(),
+        canaries: CANARIES.iter().map(|c| c.to_string()).collect(),
+        cases: (0..cases)
+            .map(|i| Case {
+                id: format!("case-{i:03}"),
+                client: "claude-code".into(),
+                description: "one project server; JSON output".into(),
+                args: vec!["/work/p".into(), "--json".into()],
+                cwd: None,
+                env: BTreeMap::new(),
+                fixture: vec![FixtureEntry::File {
+                    path: "/work/p/.mcp.json".into(),
+                    content: FileContent::Text(format!(
+                        "{{\"mcpServers\":{{\"s{i}\":{{\"command\":\"{}\",\"env\":{{\"K\":\"{}\"}}}}}}}}",
+                        CANARIES[0], CANARIES[1]
+                    )),
+                    mode: Some("0644".into()),
+                }],
+                expect: Expectations {
+                    exit_code: 0,
+                    json: vec![JsonFact {
+                        pointer: "/schemaVersion".into(),
+                        equals: Some(1.into()),
+                        length: None,
+                        absent: None,
+                    }],
+                    stdout_contains: vec![format!("\"s{i}\"")],
+                    stderr_empty: Some(true),
+                    ..Default::default()
+                },
+                fault: None,
+                deadline_ms: None,
+            })
+            .collect(),
+    }
+}
+
+/// What a conforming runner observes inside a policy container.
+pub fn conforming_observation() -> InnerBoundary {
+    let tmpfs =
+        |size: &str| format!("rw,nosuid,nodev,noexec,relatime,size={size},uid=1000,gid=1000");
+    InnerBoundary {
+        uid: 1000,
+        gid: 1000,
+        cap_eff: "0000000000000000".into(),
+        no_new_privs: 1,
+        seccomp: 2,
+        net_interfaces: vec!["lo".into()],
+        root_write_errno: Some(30),
+        tmpfs_exec_errno: Some(13),
+        pids_max: Some("256".into()),
+        memory_limit_bytes: Some(2_147_483_648),
+        memory_swap_limit_bytes: Some(2_147_483_648),
+        pid1_cmdline: vec![
+            "/sbin/docker-init".into(),
+            "--".into(),
+            layout::RUNNER_BIN.into(),
+        ],
+        mounts: vec![
+            mount("/", "fuse.fuse-overlayfs", "ro,nosuid,nodev,relatime"),
+            mount("/etc/claude-code", "tmpfs", &tmpfs("8192k")),
+            mount("/evidence", "ext4", "rw,relatime"),
+            mount("/home/node", "tmpfs", &tmpfs("65536k")),
+            mount("/tmp", "tmpfs", &tmpfs("65536k")),
+            mount("/work", "tmpfs", &tmpfs("65536k")),
+        ],
+    }
+}
+
+fn mount(point: &str, fs: &str, options: &str) -> MountObservation {
+    MountObservation {
+        mount_point: point.into(),
+        fs_type: fs.into(),
+        options: options.into(),
+    }
+}
+
+struct Writer<'a> {
+    dir: &'a Path,
+    files: BTreeMap<String, String>,
+}
+
+impl Writer<'_> {
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> std::io::Result<String> {
+        let path = self.dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, bytes)?;
+        let digest = sha256_hex(bytes);
+        self.files.insert(rel.to_string(), digest.clone());
+        Ok(digest)
+    }
+
+    fn put_json<T: serde::Serialize>(&mut self, rel: &str, value: &T) -> std::io::Result<String> {
+        let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        self.put(rel, &bytes)
+    }
+}
+
+/// Write a consistent bundle with `cases` passing cases into `dir` (created if needed).
+pub fn write_bundle(dir: &Path, cases: usize) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut w = Writer {
+        dir,
+        files: BTreeMap::new(),
+    };
+    let policy = crate::verify::reference_policy();
+
+    // Inputs.
+    let matrix = matrix(cases);
+    let matrix_bytes = serde_json::to_vec_pretty(&matrix).map_err(std::io::Error::other)?;
+    let matrix_sha = w.put(MATRIX_FILE, &matrix_bytes)?;
+    let policy_sha = w.put(POLICY_FILE, crate::verify::REFERENCE_POLICY_JSON.as_bytes())?;
+    let candidate_bytes = b"\x7fELF synthetic mcpscope".to_vec();
+    let runtime = vec![
+        RuntimeFile {
+            path: "LICENSE".into(),
+            size: 10,
+            mode: "0644".into(),
+            sha256: sha256_hex(b"Apache-2.0"),
+        },
+        RuntimeFile {
+            path: "bin/mcpscope".into(),
+            size: candidate_bytes.len() as u64,
+            mode: "0755".into(),
+            sha256: sha256_hex(&candidate_bytes),
+        },
+    ];
+    let runtime_sha = sha256_hex(&serde_json::to_vec(&runtime).map_err(std::io::Error::other)?);
+    let archive = NamedDigest {
+        name: "mcpscope-0.1.0-x86_64-unknown-linux-gnu.tar.gz".into(),
+        sha256: sha256_hex(b"synthetic archive"),
+    };
+    w.put_json(
+        PACK_MANIFEST_FILE,
+        &PackManifest {
+            schema_version: 1,
+            archive: archive.clone(),
+            archive_size: 4096,
+            runtime_manifest_sha256: runtime_sha.clone(),
+            runtime: runtime.clone(),
+        },
+    )?;
+    let runner_sha = sha256_hex(b"synthetic runner");
+    let sentinel_sha = sha256_hex(b"synthetic sentinel");
+    let diff_id = format!("sha256:{}", sha256_hex(b"synthetic layer"));
+    let dir_entry = |path: &str, uid: u32| LayerEntry {
+        path: path.into(),
+        kind: "dir".into(),
+        mode: "0755".into(),
+        uid,
+        gid: uid,
+        size: 0,
+        sha256: None,
+    };
+    let file_entry = |path: &str, size: u64, sha: &str, mode: &str| LayerEntry {
+        path: path.into(),
+        kind: "file".into(),
+        mode: mode.into(),
+        uid: 0,
+        gid: 0,
+        size,
+        sha256: Some(sha.into()),
+    };
+    let mut entries = vec![
+        dir_entry("/evidence", 1000),
+        dir_entry("/scopebox", 0),
+        dir_entry("/scopebox/bin", 0),
+        file_entry(layout::RUNNER_BIN, 16, &runner_sha, "0755"),
+        file_entry(layout::SENTINEL_BIN, 18, &sentinel_sha, "0755"),
+        dir_entry("/scopebox/candidate", 0),
+        dir_entry("/scopebox/candidate/bin", 0),
+        file_entry(
+            layout::MATRIX_PATH,
+            matrix_bytes.len() as u64,
+            &matrix_sha,
+            "0644",
+        ),
+    ];
+    for f in &runtime {
+        entries.push(file_entry(
+            &format!("{}/{}", layout::CANDIDATE_DIR, f.path),
+            f.size,
+            &f.sha256,
+            &f.mode,
+        ));
+    }
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    w.put_json(
+        LAYER_MANIFEST_FILE,
+        &LayerManifest {
+            diff_id: diff_id.clone(),
+            entries,
+        },
+    )?;
+    let config = serde_json::json!({
+        "architecture": "amd64",
+        "config": {"Entrypoint": [layout::RUNNER_BIN], "Env": ["PATH=/scopebox/bin"], "User": "1000:1000", "WorkingDir": "/"},
+        "created": "1970-01-01T00:00:00Z",
+        "os": "linux",
+        "rootfs": {"diff_ids": [diff_id], "type": "layers"}
+    });
+    let config_bytes = serde_json::to_vec(&config).map_err(std::io::Error::other)?;
+    let config_sha = w.put(IMAGE_CONFIG_FILE, &config_bytes)?;
+    let image_id = format!("sha256:{config_sha}");
+
+    // Outer records.
+    let mut inspect: serde_json::Value =
+        serde_json::from_str(INSPECT_FIXTURE).map_err(std::io::Error::other)?;
+    inspect["Image"] = image_id.clone().into();
+    inspect["Config"]["Image"] = image_id.clone().into();
+    inspect["Config"]["Labels"] = serde_json::json!({"scopebox.run": RUN_ID});
+    inspect["Path"] = layout::RUNNER_BIN.into();
+    w.put_json(CONTAINER_INSPECT_FILE, &inspect)?;
+    w.put_json(
+        IMAGE_INSPECT_FILE,
+        &serde_json::json!({"Id": image_id, "RootFS": {"Type": "layers", "Layers": [diff_id]}}),
+    )?;
+    let execution = Execution {
+        status: "exited".into(),
+        exit_code: Some(0),
+        signal: None,
+        timed_out: false,
+        oom_killed: false,
+        deadline_seconds: 180,
+        durations: Durations {
+            pack_ms: 900,
+            image_ms: 120,
+            run_ms: 2_300,
+            export_ms: 40,
+        },
+    };
+    w.put_json(EXECUTION_FILE, &execution)?;
+
+    // The evidence tree.
+    let observed = conforming_observation();
+    w.put_json("evidence/boundary.json", &observed)?;
+    let controls = Controls {
+        positive: PositiveControl {
+            marker_present_before: false,
+            sentinel_exit_code: Some(0),
+            marker_appeared: true,
+            marker_removed: true,
+        },
+        negative: NegativeControl {
+            commands_executed: 1,
+            marker_appeared: true,
+            caught: true,
+            marker_removed: true,
+        },
+    };
+    w.put_json("evidence/controls.json", &controls)?;
+    let mut case_entries = Vec::new();
+    for (i, case) in matrix.cases.iter().enumerate() {
+        let stdout = format!("{{\"schemaVersion\":1,\"servers\":[{{\"name\":\"s{i}\"}}]}}\n");
+        let stderr: &[u8] = b"";
+        let mut before = vec![FixtureObservation {
+            path: "/work/p".into(),
+            kind: "dir".into(),
+            mode: "0755".into(),
+            size: 0,
+            sha256: None,
+        }];
+        for entry in &case.fixture {
+            before.push(expected_observation(entry).map_err(std::io::Error::other)?);
+        }
+        before.sort();
+        let mut record = CaseRecord {
+            id: case.id.clone(),
+            argv: vec![
+                layout::CANDIDATE_BIN.into(),
+                "/work/p".into(),
+                "--json".into(),
+            ],
+            cwd: "/work".into(),
+            env: vec![
+                "HOME=/home/node".into(),
+                "LANG=C.UTF-8".into(),
+                "PATH=/scopebox/bin".into(),
+            ],
+            exit_code: Some(0),
+            signal: None,
+            timed_out: false,
+            duration_micros: 1_500 + i as u64,
+            stdout_sha256: sha256_hex(stdout.as_bytes()),
+            stderr_sha256: sha256_hex(stderr),
+            fixtures_before: before.clone(),
+            fixtures_after: before,
+            marker_present: false,
+            verdict: Verdict {
+                pass: true,
+                failures: Vec::new(),
+            },
+        };
+        record.verdict = judge(&matrix, case, stdout.as_bytes(), stderr, &record);
+        let base = format!("evidence/cases/{}", case.id);
+        let stdout_sha = w.put(&format!("{base}/stdout"), stdout.as_bytes())?;
+        let stderr_sha = w.put(&format!("{base}/stderr"), stderr)?;
+        let record_sha = w.put_json(&format!("{base}/record.json"), &record)?;
+        case_entries.push(CaseEntry {
+            id: case.id.clone(),
+            verdict: if record.verdict.pass { "pass" } else { "fail" }.into(),
+            record_sha256: record_sha,
+            stdout_sha256: stdout_sha,
+            stderr_sha256: stderr_sha,
+        });
+    }
+    let passed = case_entries.iter().filter(|c| c.verdict == "pass").count();
+    w.put_json(
+        "evidence/summary.json",
+        &RunSummary {
+            matrix_sha256: matrix_sha.clone(),
+            total: cases,
+            passed,
+            failed: cases - passed,
+            case_ids: matrix.cases.iter().map(|c| c.id.clone()).collect(),
+            median_case_micros: 1_500,
+        },
+    )?;
+
+    let applied_failures = crate::policy::check_applied(&policy, &inspect);
+    let observed_failures = crate::policy::check_observed(&policy, &observed);
+    let receipt = Receipt {
+        schema_version: 1,
+        tool: Tool {
+            name: "scopebox".into(),
+            version: "0.1.0".into(),
+        },
+        run_id: RUN_ID.into(),
+        started_at: "2026-11-29T18:00:00Z".into(),
+        finished_at: "2026-11-29T18:00:04.5Z".into(),
+        inputs: Inputs {
+            candidate_archive: archive,
+            runtime_manifest_sha256: runtime_sha,
+            runner_sha256: runner_sha,
+            sentinel_sha256: sentinel_sha,
+            matrix_sha256: matrix_sha,
+            boundary_policy_sha256: policy_sha,
+            image_id,
+            image_config_sha256: config_sha,
+            layer_diff_ids: vec![diff_id],
+            platform: "linux/amd64".into(),
+        },
+        boundary: BoundaryRecord {
+            policy,
+            observed: Some(observed),
+            applied_meets_policy: applied_failures.is_empty(),
+            observed_meets_policy: observed_failures.is_empty(),
+            applied_failures,
+            observed_failures,
+        },
+        controls,
+        cases: case_entries,
+        summary: CaseSummary {
+            total: cases,
+            passed,
+            failed: cases - passed,
+        },
+        execution,
+        cleanup: Cleanup {
+            container_removed: true,
+            volume_removed: true,
+            leftovers: 0,
+        },
+        files: w.files.clone(),
+    };
+    let mut bytes = serde_json::to_vec_pretty(&receipt).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    std::fs::write(dir.join(RECEIPT_FILE), bytes)
+}

@@ -1,0 +1,354 @@
+//! The matrix and the cases: the bundled matrix is the one named, is valid, and every case in
+//! it ran exactly once; each verdict is re-derived from the raw stdout, stderr and record with
+//! `judge::judge` (the runner's own rules) and compared with both recorded verdicts; canaries and
+//! the sentinel marker are re-checked directly from the captures and records; the summary counts
+//! are recomputed. It never trusts a recorded verdict or count.
+
+use super::{Checks, Context};
+use crate::evidence::{
+    CaseRecord, RunSummary, CASES_DIR, RECORD_FILE, STDERR_FILE, STDOUT_FILE, SUMMARY_FILE,
+};
+use crate::judge::{contains_bytes, judge, validate_matrix};
+use crate::layout;
+use crate::matrix::Matrix;
+use crate::receipt::{CaseEntry, EVIDENCE_DIR, MATRIX_FILE};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub(crate) fn case_file(id: &str, name: &str) -> String {
+    format!("{EVIDENCE_DIR}/{CASES_DIR}/{id}/{name}")
+}
+
+pub(crate) fn summary_path() -> String {
+    format!("{EVIDENCE_DIR}/{SUMMARY_FILE}")
+}
+
+/// The base environment every candidate invocation gets (matrix.rs documents it).
+const BASE_ENV: [(&str, &str); 3] = [
+    ("HOME", layout::HOME),
+    ("PATH", "/scopebox/bin"),
+    ("LANG", "C.UTF-8"),
+];
+
+const CASE_CHECKS: [(&str, &str); 8] = [
+    (
+        "cases.coverage",
+        "every matrix case ran exactly once and has its captures",
+    ),
+    (
+        "cases.captures",
+        "recorded capture digests match the raw stdout, stderr and record",
+    ),
+    (
+        "cases.invocation",
+        "each record shows the candidate invoked with the case's argv, cwd and env",
+    ),
+    (
+        "cases.verdicts",
+        "each verdict re-derived from raw captures equals both recorded verdicts",
+    ),
+    ("cases.pass", "every re-derived verdict passes"),
+    (
+        "cases.canaries",
+        "no canary appears in any stdout or stderr",
+    ),
+    (
+        "cases.sentinel",
+        "the sentinel marker was absent after every case",
+    ),
+    (
+        "cases.summary",
+        "the summary counts match the re-derived verdicts",
+    ),
+];
+
+pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
+    let inputs = &ctx.receipt.inputs;
+    let mut digest_failures = Vec::new();
+    match ctx.digest(MATRIX_FILE) {
+        None => digest_failures.push(format!("{MATRIX_FILE} is missing")),
+        Some(d) if d != inputs.matrix_sha256 => digest_failures.push(format!(
+            "{MATRIX_FILE} has sha256 {d}, inputs.matrixSha256 says {}",
+            inputs.matrix_sha256
+        )),
+        Some(_) => {}
+    }
+    checks.record(
+        "matrix.digest",
+        "the bundled matrix is the one the receipt names",
+        digest_failures,
+    );
+
+    let matrix = ctx.parse::<Matrix>(MATRIX_FILE);
+    let mut valid_failures = Vec::new();
+    match &matrix {
+        Err(e) => valid_failures.push(e.clone()),
+        Ok(m) => {
+            if let Err(problems) = validate_matrix(m) {
+                valid_failures.extend(problems);
+            }
+        }
+    }
+    checks.record(
+        "matrix.valid",
+        "the matrix parses and passes the runner's validation",
+        valid_failures,
+    );
+
+    let matrix = match matrix {
+        Ok(m) => m,
+        Err(e) => {
+            for (id, title) in CASE_CHECKS {
+                checks.record(id, title, vec![format!("no usable matrix: {e}")]);
+            }
+            return;
+        }
+    };
+    judge_cases(ctx, &matrix, checks);
+}
+
+#[derive(Default)]
+struct Failures {
+    coverage: Vec<String>,
+    captures: Vec<String>,
+    invocation: Vec<String>,
+    verdicts: Vec<String>,
+    pass: Vec<String>,
+    canaries: Vec<String>,
+    sentinel: Vec<String>,
+    summary: Vec<String>,
+}
+
+fn judge_cases(ctx: &Context, matrix: &Matrix, checks: &mut Checks) {
+    let receipt = ctx.receipt;
+    let mut f = Failures::default();
+
+    // Coverage: the same ids, in the same order, in the matrix, the receipt and the evidence tree.
+    let matrix_ids: Vec<&str> = matrix.cases.iter().map(|c| c.id.as_str()).collect();
+    let receipt_ids: Vec<&str> = receipt.cases.iter().map(|c| c.id.as_str()).collect();
+    if matrix_ids != receipt_ids {
+        let m: BTreeSet<&str> = matrix_ids.iter().copied().collect();
+        let r: BTreeSet<&str> = receipt_ids.iter().copied().collect();
+        for id in m.difference(&r) {
+            f.coverage
+                .push(format!("case {id} is in the matrix but not in the receipt"));
+        }
+        for id in r.difference(&m) {
+            f.coverage
+                .push(format!("case {id} is in the receipt but not in the matrix"));
+        }
+        if m == r {
+            f.coverage
+                .push("the receipt lists the cases in another order, or twice".into());
+        }
+    }
+    let prefix = format!("{EVIDENCE_DIR}/{CASES_DIR}/");
+    let evidence_ids: BTreeSet<&str> = ctx
+        .bundle
+        .files
+        .keys()
+        .filter_map(|p| p.strip_prefix(&prefix))
+        .filter_map(|rest| rest.split_once('/').map(|(id, _)| id))
+        .collect();
+    for id in &evidence_ids {
+        if !matrix_ids.contains(id) {
+            f.coverage.push(format!(
+                "evidence for case {id}, which the matrix does not have"
+            ));
+        }
+    }
+
+    let entries: BTreeMap<&str, &CaseEntry> =
+        receipt.cases.iter().map(|c| (c.id.as_str(), c)).collect();
+    let mut passed = 0usize;
+    let mut judged = 0usize;
+    for case in &matrix.cases {
+        let id = case.id.as_str();
+        let stdout_path = case_file(id, STDOUT_FILE);
+        let stderr_path = case_file(id, STDERR_FILE);
+        let record_path = case_file(id, RECORD_FILE);
+        let (Ok(stdout), Ok(stderr)) = (ctx.bytes(&stdout_path), ctx.bytes(&stderr_path)) else {
+            f.coverage
+                .push(format!("case {id} has no stdout or stderr capture"));
+            f.pass
+                .push(format!("case {id}: not judged (captures missing)"));
+            continue;
+        };
+        let record: CaseRecord = match ctx.parse(&record_path) {
+            Ok(r) => r,
+            Err(e) => {
+                f.coverage.push(format!("case {id}: {e}"));
+                f.pass
+                    .push(format!("case {id}: not judged (record unusable)"));
+                continue;
+            }
+        };
+        judged += 1;
+
+        // Captures: the receipt's per-case digests and the record's digests are the bytes here.
+        let actual = |p: &str| ctx.digest(p).unwrap_or("").to_string();
+        match entries.get(id) {
+            Some(entry) => {
+                for (what, recorded, path) in [
+                    ("stdout", &entry.stdout_sha256, &stdout_path),
+                    ("stderr", &entry.stderr_sha256, &stderr_path),
+                    ("record", &entry.record_sha256, &record_path),
+                ] {
+                    if *recorded != actual(path) {
+                        f.captures.push(format!(
+                            "case {id}: receipt {what} sha256 {recorded} differs from the file's {}",
+                            actual(path)
+                        ));
+                    }
+                }
+            }
+            None => f.captures.push(format!("case {id}: no receipt entry")),
+        }
+        for (what, recorded, path) in [
+            ("stdout", &record.stdout_sha256, &stdout_path),
+            ("stderr", &record.stderr_sha256, &stderr_path),
+        ] {
+            if *recorded != actual(path) {
+                f.captures.push(format!(
+                    "case {id}: record {what} sha256 differs from the captured bytes"
+                ));
+            }
+        }
+
+        // Invocation: what ran is what the matrix says.
+        let mut want_argv = vec![layout::CANDIDATE_BIN.to_string()];
+        want_argv.extend(case.args.iter().cloned());
+        if record.argv != want_argv {
+            f.invocation.push(format!(
+                "case {id}: argv {:?}, expected {want_argv:?}",
+                record.argv
+            ));
+        }
+        let want_cwd = case.cwd.as_deref().unwrap_or("/work");
+        if record.cwd != want_cwd {
+            f.invocation.push(format!(
+                "case {id}: cwd {}, expected {want_cwd}",
+                record.cwd
+            ));
+        }
+        let mut want_env: BTreeMap<&str, &str> = BASE_ENV.iter().copied().collect();
+        for (name, value) in &case.env {
+            want_env.insert(name, value);
+        }
+        for (name, value) in want_env {
+            let entry = format!("{name}={value}");
+            if !record.env.contains(&entry) {
+                f.invocation
+                    .push(format!("case {id}: environment lacks {name}={value:?}"));
+            }
+        }
+
+        // Verdicts: re-derived with the runner's rules from raw bytes.
+        let verdict = judge(matrix, case, stdout, stderr, &record);
+        if verdict != record.verdict {
+            f.verdicts.push(format!(
+                "case {id}: re-derived {} ({}), the record says {} ({})",
+                pass_fail(verdict.pass),
+                verdict.failures.join("; "),
+                pass_fail(record.verdict.pass),
+                record.verdict.failures.join("; ")
+            ));
+        }
+        if let Some(entry) = entries.get(id) {
+            if entry.verdict != pass_fail(verdict.pass) {
+                f.verdicts.push(format!(
+                    "case {id}: re-derived {}, the receipt says {}",
+                    pass_fail(verdict.pass),
+                    entry.verdict
+                ));
+            }
+        }
+        if verdict.pass {
+            passed += 1;
+        } else {
+            f.pass
+                .push(format!("case {id}: {}", verdict.failures.join("; ")));
+        }
+
+        // Canaries and the sentinel, checked directly rather than through `judge`.
+        for canary in matrix.canaries.iter().filter(|c| !c.is_empty()) {
+            for (stream, bytes) in [("stdout", stdout), ("stderr", stderr)] {
+                if contains_bytes(bytes, canary.as_bytes()) {
+                    f.canaries
+                        .push(format!("case {id}: canary {canary} in {stream}"));
+                }
+            }
+        }
+        if record.marker_present {
+            f.sentinel.push(format!(
+                "case {id}: the sentinel marker {} was present after the run",
+                layout::SENTINEL_MARKER
+            ));
+        }
+    }
+
+    // Summary: recomputed counts against the receipt and the runner's summary.json.
+    let total = matrix.cases.len();
+    let failed = total - passed;
+    let s = &receipt.summary;
+    if (s.total, s.passed, s.failed) != (total, passed, failed) {
+        f.summary.push(format!(
+            "receipt summary says {}/{}/{} (total/passed/failed), re-derived {total}/{passed}/{failed}",
+            s.total, s.passed, s.failed
+        ));
+    }
+    match ctx.parse::<RunSummary>(&summary_path()) {
+        Err(e) => f.summary.push(e),
+        Ok(run) => {
+            if run.matrix_sha256 != receipt.inputs.matrix_sha256 {
+                f.summary.push(format!(
+                    "{} names matrix {}, the receipt {}",
+                    summary_path(),
+                    run.matrix_sha256,
+                    receipt.inputs.matrix_sha256
+                ));
+            }
+            if (run.total, run.passed, run.failed) != (total, passed, failed) {
+                f.summary.push(format!(
+                    "{} says {}/{}/{} (total/passed/failed), re-derived {total}/{passed}/{failed}",
+                    summary_path(),
+                    run.total,
+                    run.passed,
+                    run.failed
+                ));
+            }
+            if run.case_ids != matrix_ids {
+                f.coverage.push(format!(
+                    "{} lists other case ids than the matrix",
+                    summary_path()
+                ));
+            }
+        }
+    }
+    if judged == 0 && total > 0 {
+        f.pass.push("no case could be judged".into());
+    }
+
+    let Failures {
+        coverage,
+        captures,
+        invocation,
+        verdicts,
+        pass,
+        canaries,
+        sentinel,
+        summary,
+    } = f;
+    for ((id, title), failures) in CASE_CHECKS.into_iter().zip([
+        coverage, captures, invocation, verdicts, pass, canaries, sentinel, summary,
+    ]) {
+        checks.record(id, title, failures);
+    }
+}
+
+fn pass_fail(pass: bool) -> &'static str {
+    if pass {
+        "pass"
+    } else {
+        "fail"
+    }
+}

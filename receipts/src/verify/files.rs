@@ -1,0 +1,171 @@
+//! File integrity: every file listed in `receipt.json` exists with its recorded sha256, no
+//! unlisted file is present, nothing in the bundle is a symlink or special file, and every
+//! file is one the bundle layout allows. It never interprets file contents.
+
+use super::{Checks, Context};
+use crate::digest::is_sha256_hex;
+use crate::evidence::{
+    BOUNDARY_FILE, CASES_DIR, CONTROLS_FILE, ERROR_FILE, RECORD_FILE, STDERR_FILE, STDOUT_FILE,
+    SUMMARY_FILE,
+};
+use crate::receipt::{
+    CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR, EXECUTION_FILE, IMAGE_CONFIG_FILE,
+    IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE, POLICY_FILE,
+    RECEIPT_FILE,
+};
+
+/// The fixed files every bundle holds besides the evidence tree.
+pub(crate) const FIXED_FILES: [&str; 8] = [
+    PACK_MANIFEST_FILE,
+    MATRIX_FILE,
+    POLICY_FILE,
+    IMAGE_CONFIG_FILE,
+    LAYER_MANIFEST_FILE,
+    CONTAINER_INSPECT_FILE,
+    IMAGE_INSPECT_FILE,
+    EXECUTION_FILE,
+];
+
+pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
+    let bundle = ctx.bundle;
+    let receipt = ctx.receipt;
+
+    let irregular: Vec<String> = bundle
+        .irregular
+        .iter()
+        .map(|(path, kind)| format!("{path} is a {kind}"))
+        .collect();
+    checks.record(
+        "files.kinds",
+        "only directories and regular files, no symlinks or special files",
+        irregular,
+    );
+
+    let mut listed = Vec::new();
+    for (path, digest) in &receipt.files {
+        if !is_safe_relative(path) || path == RECEIPT_FILE || path == ENVELOPE_FILE {
+            listed.push(format!("{path:?} is not a bundle file path"));
+            continue;
+        }
+        if !is_sha256_hex(digest) {
+            listed.push(format!(
+                "{path}: recorded digest {digest:?} is not a sha256"
+            ));
+            continue;
+        }
+        match ctx.digest(path) {
+            None => listed.push(format!("{path} is listed but absent")),
+            Some(actual) if actual != digest => {
+                listed.push(format!("{path}: sha256 {actual}, receipt says {digest}"))
+            }
+            Some(_) => {}
+        }
+    }
+    checks.record(
+        "files.digests",
+        "every listed file is present with its recorded sha256",
+        listed,
+    );
+
+    let mut unlisted: Vec<String> = bundle
+        .files
+        .keys()
+        .filter(|path| !receipt.files.contains_key(*path))
+        .map(|path| format!("{path} is present but not listed"))
+        .collect();
+    unlisted.extend(
+        bundle
+            .irregular
+            .keys()
+            .filter(|path| !receipt.files.contains_key(*path))
+            .map(|path| format!("{path} is present but not listed")),
+    );
+    checks.record(
+        "files.unlisted",
+        "no file is present that receipt.json does not list",
+        unlisted,
+    );
+
+    let case_ids: Vec<&str> = receipt.cases.iter().map(|c| c.id.as_str()).collect();
+    let mut layout = Vec::new();
+    for path in bundle.files.keys().chain(receipt.files.keys()) {
+        if !allowed_path(path, &case_ids) {
+            layout.push(format!("{path} is not part of the bundle layout"));
+        }
+    }
+    for fixed in FIXED_FILES {
+        if !bundle.files.contains_key(fixed) {
+            layout.push(format!("{fixed} is missing"));
+        }
+    }
+    layout.sort();
+    layout.dedup();
+    checks.record(
+        "files.layout",
+        "the bundle holds exactly the files of the receipt-v1 layout",
+        layout,
+    );
+}
+
+/// Relative, '/'-separated, no empty, `.` or `..` component.
+fn is_safe_relative(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && !path.contains('\0')
+        && path
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+}
+
+fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
+    if FIXED_FILES.contains(&path) {
+        return true;
+    }
+    let Some(rest) = path
+        .strip_prefix(EVIDENCE_DIR)
+        .and_then(|r| r.strip_prefix('/'))
+    else {
+        return false;
+    };
+    if [BOUNDARY_FILE, CONTROLS_FILE, SUMMARY_FILE, ERROR_FILE].contains(&rest) {
+        return true;
+    }
+    let Some(case_part) = rest
+        .strip_prefix(CASES_DIR)
+        .and_then(|r| r.strip_prefix('/'))
+    else {
+        return false;
+    };
+    match case_part.split_once('/') {
+        Some((id, file)) => {
+            case_ids.contains(&id) && [STDOUT_FILE, STDERR_FILE, RECORD_FILE].contains(&file)
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsafe_paths_are_refused() {
+        for bad in ["", "/etc/passwd", "a/../b", "./a", "a//b", "a\\b"] {
+            assert!(!is_safe_relative(bad), "{bad:?}");
+        }
+        assert!(is_safe_relative("evidence/cases/a/stdout"));
+    }
+
+    #[test]
+    fn layout_allows_only_known_paths() {
+        let ids = ["one"];
+        assert!(allowed_path("evidence/cases/one/stdout", &ids));
+        assert!(allowed_path("outer/execution.json", &ids));
+        assert!(!allowed_path("evidence/cases/two/stdout", &ids));
+        assert!(!allowed_path("evidence/cases/one/extra", &ids));
+        assert!(allowed_path("evidence/error.json", &ids));
+        assert!(!allowed_path("evidence/other.json", &ids));
+        assert!(!allowed_path("notes.txt", &ids));
+    }
+}

@@ -1,0 +1,137 @@
+//! The signature: when a key is given the envelope must exist and verify with it; when an
+//! envelope exists its statement must be exactly the one `attestation::statement_for` derives
+//! from the exact `receipt.json` bytes and the outcome of every other check. Without a key the
+//! signature's authenticity is not claimed (a note says so); the binding still is checked.
+
+use super::{Checks, Context, VerifyOptions};
+use crate::attestation::{statement_for, Statement};
+use crate::dsse::{self, Envelope, IN_TOTO_PAYLOAD_TYPE};
+use crate::receipt::ENVELOPE_FILE;
+
+pub(crate) fn check(
+    ctx: &Context,
+    options: &VerifyOptions,
+    verified_so_far: bool,
+    checks: &mut Checks,
+) {
+    let envelope_bytes = ctx.bundle.envelope_bytes.as_deref();
+    let key = match options
+        .public_key_pem
+        .as_deref()
+        .map(dsse::verifying_key_from_pem)
+    {
+        None => None,
+        Some(Ok(k)) => Some(k),
+        Some(Err(e)) => {
+            checks.record(
+                "signature.verified",
+                "the envelope verifies with the given key",
+                vec![format!("failed to {e}")],
+            );
+            return;
+        }
+    };
+    let Some(bytes) = envelope_bytes else {
+        if key.is_some() {
+            checks.record(
+                "signature.verified",
+                "the envelope verifies with the given key",
+                vec![format!(
+                    "--key was given but the bundle has no {ENVELOPE_FILE}"
+                )],
+            );
+        } else {
+            checks.note("unsigned bundle: no receipt.dsse.json, no --key");
+        }
+        return;
+    };
+
+    let envelope: Envelope = match serde_json::from_slice(bytes) {
+        Ok(e) => e,
+        Err(e) => {
+            checks.record(
+                "signature.envelope",
+                "receipt.dsse.json is a DSSE envelope over an in-toto statement",
+                vec![format!("{ENVELOPE_FILE} does not parse: {e}")],
+            );
+            return;
+        }
+    };
+    checks.record(
+        "signature.envelope",
+        "receipt.dsse.json is a DSSE envelope over an in-toto statement",
+        Vec::new(),
+    );
+
+    // Authenticity, with the trusted key.
+    let payload = match &key {
+        Some(key) => {
+            let result = dsse::verify(&envelope, key, IN_TOTO_PAYLOAD_TYPE);
+            checks.record(
+                "signature.verified",
+                "the envelope verifies with the given key",
+                match &result {
+                    Ok(_) => Vec::new(),
+                    Err(e) => vec![format!("failed to {e}")],
+                },
+            );
+            result.ok()
+        }
+        None => {
+            checks.note(format!(
+                "{ENVELOPE_FILE} present but no --key given: its statement is checked against the receipt, its signature's authenticity is not"
+            ));
+            dsse::decode_base64(&envelope.payload).ok()
+        }
+    };
+
+    // Binding: the statement is the one this exact receipt and outcome give.
+    let mut binding = Vec::new();
+    if envelope.payload_type != IN_TOTO_PAYLOAD_TYPE {
+        binding.push(format!(
+            "payloadType {:?}, expected {IN_TOTO_PAYLOAD_TYPE:?}",
+            envelope.payload_type
+        ));
+    }
+    match payload {
+        None => binding.push("the payload could not be decoded or did not verify".into()),
+        Some(payload) => match serde_json::from_slice::<Statement>(&payload) {
+            Err(e) => binding.push(format!("the payload is not an in-toto statement: {e}")),
+            Ok(statement) => {
+                let expected =
+                    statement_for(ctx.receipt, &ctx.bundle.receipt_bytes, verified_so_far);
+                if statement.subject != expected.subject {
+                    binding.push(
+                        "the statement's subjects are not this receipt.json and candidate archive"
+                            .into(),
+                    );
+                }
+                if statement.predicate_type != expected.predicate_type
+                    || statement.statement_type != expected.statement_type
+                {
+                    binding.push("the statement has another type or predicate type".into());
+                }
+                if statement.predicate.configuration != expected.predicate.configuration {
+                    binding.push("the statement names another image, matrix or policy".into());
+                }
+                if statement.predicate.result != expected.predicate.result {
+                    binding.push(format!(
+                        "the statement says {}, verification says {}",
+                        statement.predicate.result, expected.predicate.result
+                    ));
+                }
+                if statement.predicate.passed_tests != expected.predicate.passed_tests
+                    || statement.predicate.failed_tests != expected.predicate.failed_tests
+                    || !statement.predicate.warned_tests.is_empty()
+                {
+                    binding.push("the statement lists other passed or failed cases".into());
+                }
+            }
+        },
+    }
+    checks.record(
+        "signature.statement",
+        "the signed statement binds this exact receipt.json and its outcome",
+        binding,
+    );
+}
