@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""Generates harness/matrix/claude-code.json, the Claude Code profile fixture matrix.
+
+The JSON file is the artifact the runner executes and the receipt binds; this script only
+saves writing ~50 canary-laden fixtures by hand. Edit here, run
+`python3 harness/matrix/generate-claude-code.py > harness/matrix/claude-code.json`, commit both.
+Output is deterministic (no clocks, no randomness), so a diff shows exactly what changed.
+
+Conventions (see README.md): project root /work/proj, HOME /home/node, ~/.claude.json holds
+local + user servers, <root>/.mcp.json the project servers, /etc/claude-code/managed-mcp.json
+the managed ones. Every stdio server's command is the sentinel (directly, or through a
+canary-named symlink to it); every sensitive field carries a registered canary.
+Source order in the claude-code profile: local, project, user, managed.
+"""
+
+import base64
+import json
+import sys
+
+SENTINEL = "/scopebox/bin/scopebox-sentinel"
+ROOT = "/work/proj"
+HOME = "/home/node"
+CLAUDE_JSON = HOME + "/.claude.json"
+PROJECT_JSON = ROOT + "/.mcp.json"
+MANAGED_JSON = "/etc/claude-code/managed-mcp.json"
+MIB = 1024 * 1024
+SCOPE_INDEX = {"local": 0, "project": 1, "user": 2, "managed": 3}
+
+CANARIES = []
+
+
+def canary(text):
+    if text not in CANARIES:
+        CANARIES.append(text)
+    return text
+
+
+def cmd_link(tag):
+    """A canary-named symlink to the sentinel: the command string carries the canary and
+    still executes the sentinel if anything runs it."""
+    return "%s/bin/%s" % (HOME, canary("CANARY-CMD-%s-7f3a" % tag.upper()))
+
+
+def servers(tag, prefix=None):
+    """Three servers with a canary in every sensitive field: a direct-sentinel stdio server
+    (args, env name and value), a stdio server whose command is a canary-named symlink to the
+    sentinel, and a remote server (URL, header name and value)."""
+    t = tag.upper()
+    p = prefix if prefix is not None else tag + "-"
+    return {
+        p + "alpha": {
+            "command": SENTINEL,
+            "args": [canary("CANARY-ARG-%s-1-c41d" % t), "--token=" + canary("CANARY-ARG-%s-2-c41d" % t)],
+            "env": {canary("CANARY_ENVNAME_%s_e5a0" % t): canary("CANARY-ENVVAL-%s-e5a0" % t)},
+        },
+        p + "beta": {
+            "command": cmd_link(tag),
+            "args": [canary("CANARY-ARG-%s-3-c41d" % t)],
+        },
+        p + "remote": {
+            "type": "http",
+            "url": "https://%s/mcp?key=%s"
+            % (canary("canary-url-%s-0b9e.invalid" % tag), canary("CANARY-URLQ-%s-0b9e" % t)),
+            "headers": {canary("X-Canary-Hdrname-%s-3d7c" % tag): "Bearer " + canary("CANARY-HDRVAL-%s-3d7c" % t)},
+        },
+    }
+
+
+def server_names(tag, prefix=None):
+    p = prefix if prefix is not None else tag + "-"
+    return sorted([p + "alpha", p + "beta", p + "remote"])
+
+
+def links(*tags):
+    return [{"kind": "symlink", "path": cmd_link(t), "target": SENTINEL} for t in tags]
+
+
+def text(path, value, mode=None):
+    e = {"kind": "file", "path": path, "text": value}
+    if mode:
+        e["mode"] = mode
+    return e
+
+
+def raw(path, data, mode=None):
+    e = {"kind": "file", "path": path, "base64": base64.b64encode(data).decode()}
+    if mode:
+        e["mode"] = mode
+    return e
+
+
+def fill(path, prefix, size):
+    return {"kind": "file", "path": path, "fill": {"prefix": prefix, "byte": 32, "size": size}}
+
+
+def d(path, mode=None):
+    e = {"kind": "dir", "path": path}
+    if mode:
+        e["mode"] = mode
+    return e
+
+
+def js(v):
+    return json.dumps(v, separators=(",", ":"))
+
+
+def claude_json(local=True, user=True, root_key=ROOT, extra=None):
+    doc = {}
+    if user:
+        doc["mcpServers"] = servers("user")
+    if local:
+        doc["projects"] = {root_key: {"mcpServers": servers("local")}}
+    # Unrelated host state that must never be printed either.
+    doc["oauthAccount"] = {"emailAddress": canary("CANARY-OTHER-ACCOUNT-77aa")}
+    if extra:
+        doc.update(extra)
+    return doc
+
+
+def project_json():
+    return {"mcpServers": servers("project")}
+
+
+def managed_json():
+    return {"mcpServers": servers("managed")}
+
+
+# ---- facts ----
+
+
+def eq(pointer, value):
+    return {"pointer": pointer, "equals": value}
+
+
+def length(pointer, n):
+    return {"pointer": pointer, "length": n}
+
+
+def absent(pointer):
+    return {"pointer": pointer, "absent": True}
+
+
+def head(complete):
+    return [eq("/schemaVersion", 1), eq("/client", "claude-code"), eq("/tool/name", "mcpscope"), eq("/inventoryComplete", complete)]
+
+
+def src(scope, state, reason=None, count=0):
+    i = SCOPE_INDEX[scope]
+    return [
+        eq("/sources/%d/scope" % i, scope),
+        eq("/sources/%d/state" % i, state),
+        eq("/sources/%d/reason" % i, reason),
+        eq("/sources/%d/serverCount" % i, count),
+    ]
+
+
+def srv(i, name, scope, shadowed=(), excluded=(), valid=True):
+    return [
+        eq("/servers/%d/name" % i, name),
+        eq("/servers/%d/scope" % i, scope),
+        eq("/servers/%d/possibleShadowedBy" % i, list(shadowed)),
+        eq("/servers/%d/possiblyExcludedBy" % i, list(excluded)),
+        eq("/servers/%d/shape/valid" % i, valid),
+    ]
+
+
+def rows(scope_tags, excluded=()):
+    """Fact rows for servers in source order, each scope's names sorted."""
+    facts, i = [], 0
+    for scope, tag in scope_tags:
+        for name in server_names(tag):
+            facts += srv(i, name, scope, excluded=excluded if scope != "managed" else ())
+            i += 1
+    facts.append(length("/servers", i))
+    return facts
+
+
+# Human output must never show these, whatever the case (beyond the canaries).
+HUMAN_NEVER = [SENTINEL, "https://", "--token=", "Bearer"]
+
+CASES = []
+
+
+def case(id, description, args, fixture, exit_code, json_facts=None, cwd=None, env=None, **text):
+    c = {"id": id, "client": "claude-code", "description": description, "args": args}
+    if cwd:
+        c["cwd"] = cwd
+    if env:
+        c["env"] = env
+    c["fixture"] = fixture
+    expect = {"exitCode": exit_code}
+    if json_facts:
+        expect["json"] = json_facts
+    names = {"stdout_contains": "stdoutContains", "stdout_not_contains": "stdoutNotContains",
+             "stderr_contains": "stderrContains", "stdout_empty": "stdoutEmpty", "stderr_empty": "stderrEmpty"}
+    for k, v in text.items():
+        expect[names[k]] = v
+    c["expect"] = expect
+    CASES.append(c)
+
+
+def full_fixture():
+    return [
+        d(ROOT),
+        text(PROJECT_JSON, js(project_json())),
+        text(CLAUDE_JSON, js(claude_json())),
+        *links("local", "user", "project"),
+    ]
+
+
+def full_facts(complete=True):
+    return (
+        head(complete)
+        + src("local", "present", count=3)
+        + src("project", "present", count=3)
+        + src("user", "present", count=3)
+        + src("managed", "missing")
+        + rows([("local", "local"), ("project", "project"), ("user", "user")])
+    )
+
+
+# ---- baseline: every scope present, both output modes, client spellings ----
+
+case("all-scopes-json", "local, project and user servers present, managed missing; JSON facts by pointer",
+     [ROOT, "--json"], full_fixture(), 0, full_facts(), stderr_empty=True)
+case("client-claude-alias-json", "--client claude is the same profile as the default (same facts as all-scopes-json)",
+     [ROOT, "--json", "--client", "claude"], full_fixture(), 0, full_facts(), stderr_empty=True)
+case("client-claude-code-explicit-json", "--client claude-code is the default profile (same facts as all-scopes-json)",
+     [ROOT, "--client", "claude-code", "--json"], full_fixture(), 0, full_facts(), stderr_empty=True)
+case("all-scopes-human", "human output lists scopes and server names, never commands, URLs, args or header values",
+     [ROOT], full_fixture(), 0,
+     stdout_contains=["Claude Code inventory", "local", "project", "user", "managed", "local-alpha", "project-beta", "user-remote", "complete"],
+     stdout_not_contains=HUMAN_NEVER, stderr_empty=True)
+case("client-claude-alias-human", "--client claude human output matches the default human facts",
+     [ROOT, "--client", "claude"], full_fixture(), 0,
+     stdout_contains=["Claude Code inventory", "local-alpha", "project-beta", "user-remote", "complete"],
+     stdout_not_contains=HUMAN_NEVER, stderr_empty=True)
+case("nothing-configured-json", "no configuration anywhere: every source missing, inventory complete",
+     [ROOT, "--json"], [d(ROOT)], 0,
+     head(True) + src("local", "missing") + src("project", "missing") + src("user", "missing") + src("managed", "missing")
+     + [length("/servers", 0), length("/sources", 4)], stderr_empty=True)
+
+# ---- managed ----
+
+managed_fixture = full_fixture() + [text(MANAGED_JSON, js(managed_json())), *links("managed")]
+case("managed-present-json", "managed-mcp.json present: every local/project/user server possiblyExcludedBy managed",
+     [ROOT, "--json"], managed_fixture, 0,
+     head(True) + src("local", "present", count=3) + src("project", "present", count=3) + src("user", "present", count=3)
+     + src("managed", "present", count=3)
+     + rows([("local", "local"), ("project", "project"), ("user", "user"), ("managed", "managed")], excluded=["managed"]))
+case("managed-present-human", "human output with managed servers present",
+     [ROOT], managed_fixture, 0,
+     stdout_contains=["managed-alpha", "managed-remote", "project-alpha"], stdout_not_contains=HUMAN_NEVER, stderr_empty=True)
+case("managed-empty-object-excludes", "an empty managed-mcp.json still excludes every other server",
+     [ROOT, "--json"], [d(ROOT), text(PROJECT_JSON, js(project_json())), *links("project"), text(MANAGED_JSON, "{}")], 0,
+     head(True) + src("project", "present", count=3) + src("managed", "present", count=0)
+     + rows([("project", "project")], excluded=["managed"]))
+
+# ---- shadowing across scopes ----
+
+shared = lambda tag: {"shared": servers(tag)[tag + "-alpha"]}
+case("shadowing-three-scopes", "one name in local, project and user: possibleShadowedBy lists the higher scopes in order",
+     [ROOT, "--json"],
+     [d(ROOT), text(PROJECT_JSON, js({"mcpServers": shared("project")})),
+      text(CLAUDE_JSON, js({"mcpServers": shared("user"), "projects": {ROOT: {"mcpServers": shared("local")}}}))],
+     0,
+     head(True) + srv(0, "shared", "local") + srv(1, "shared", "project", shadowed=["local"])
+     + srv(2, "shared", "user", shadowed=["local", "project"]) + [length("/servers", 3)])
+case("shadowing-project-over-user", "a name in project and user only: the user row is possibly shadowed by project",
+     [ROOT, "--json"],
+     [d(ROOT), text(PROJECT_JSON, js({"mcpServers": shared("project")})),
+      text(CLAUDE_JSON, js({"mcpServers": shared("user")}))],
+     0, head(True) + srv(0, "shared", "project") + srv(1, "shared", "user", shadowed=["project"]) + [length("/servers", 2)])
+case("shadowing-managed-not-a-shadow-scope", "a managed server of the same name shadows nothing; it excludes instead",
+     [ROOT, "--json"],
+     [d(ROOT), text(PROJECT_JSON, js({"mcpServers": shared("project")})), text(MANAGED_JSON, js({"mcpServers": shared("managed")}))],
+     0, head(True) + srv(0, "shared", "project", excluded=["managed"]) + srv(1, "shared", "managed") + [length("/servers", 2)])
+
+# ---- local key lookup ----
+
+ALIAS = "/work/alias"
+case("local-key-explicit-spelling", "root given through a symlinked spelling; projects has only that spelling",
+     [ALIAS, "--json"],
+     [d(ROOT), {"kind": "symlink", "path": ALIAS, "target": ROOT},
+      text(CLAUDE_JSON, js(claude_json(user=False, root_key=ALIAS))), *links("local")],
+     0,
+     head(True) + src("local", "present", count=3) + src("user", "present", count=0)
+     + [eq("/root/requested", ALIAS), eq("/root/explicit", ALIAS), eq("/root/canonical", ROOT),
+        eq("/sources/0/container", "projects[%s].mcpServers" % ALIAS)]
+     + rows([("local", "local")]))
+case("local-key-ambiguous", "entries under both the canonical root and the explicit spelling: local is malformed, user still read",
+     [ALIAS, "--json"],
+     [d(ROOT), {"kind": "symlink", "path": ALIAS, "target": ROOT},
+      text(CLAUDE_JSON, js(claude_json(extra={"projects": {ROOT: {"mcpServers": servers("local")}, ALIAS: {"mcpServers": servers("other")}}}))),
+      *links("local", "other", "user")],
+     1,
+     head(False) + src("local", "malformed", "ambiguous-project-key") + src("user", "present", count=3)
+     + rows([("user", "user")]),
+     stderr_contains=["inventory incomplete"])
+case("local-other-project-keys-ignored", "servers under another project's key are never reported",
+     [ROOT, "--json"],
+     [d(ROOT), text(CLAUDE_JSON, js(claude_json(local=False, user=False, extra={"projects": {"/work/other": {"mcpServers": servers("other")}}}))),
+      *links("other")],
+     0, head(True) + src("local", "present", count=0) + src("user", "present", count=0) + [length("/servers", 0)])
+case("local-projects-wrong-type", "projects is an array: local malformed (wrong-container-type), user still present",
+     [ROOT, "--json"],
+     [d(ROOT), text(CLAUDE_JSON, js({"mcpServers": servers("user"), "projects": [ROOT]})), *links("user")],
+     1, head(False) + src("local", "malformed", "wrong-container-type") + src("user", "present", count=3) + rows([("user", "user")]))
+case("user-mcpservers-wrong-type", "top-level mcpServers is an array: user malformed, local still present",
+     [ROOT, "--json"],
+     [d(ROOT), text(CLAUDE_JSON, js({"mcpServers": [servers("user")], "projects": {ROOT: {"mcpServers": servers("local")}}})), *links("user", "local")],
+     1, head(False) + src("local", "present", count=3) + src("user", "malformed", "wrong-container-type") + rows([("local", "local")]))
+case("malformed-entry-stays-visible", "a server entry with wrong field types is listed by name with shape.valid false",
+     [ROOT, "--json"],
+     [d(ROOT), text(PROJECT_JSON, js({"mcpServers": {"broken": {"command": 42, "args": canary("CANARY-ARG-BROKEN-c41d")}, **servers("project")}})), *links("project")],
+     0,
+     head(True) + src("project", "present", count=4) + srv(0, "broken", "project", valid=False)
+     + srv(1, "project-alpha", "project") + [length("/servers", 4)])
+
+# ---- every file state for every source file ----
+#
+# ~/.claude.json carries both local and user: a file-level state applies to both sources.
+
+FILES = {
+    "claude-json": (CLAUDE_JSON, lambda: claude_json(), ["local", "user"], ["local", "user"]),
+    "project": (PROJECT_JSON, project_json, ["project"], ["project"]),
+    "managed": (MANAGED_JSON, managed_json, ["managed"], ["managed"]),
+}
+
+
+def state_case(file_id, state_id, description, entries, state, reason, exit_code):
+    path, doc, scopes, tags = FILES[file_id]
+    fixture = [d(ROOT)] + entries + links(*tags)
+    facts = head(state in ("present", "missing"))
+    for s in scopes:
+        facts += src(s, state, reason, count=3 if state == "present" else 0)
+    if state != "present":
+        facts.append(length("/servers", 0))
+    kwargs = {}
+    if exit_code == 1:
+        kwargs["stderr_contains"] = ["inventory incomplete"]
+    else:
+        kwargs["stderr_empty"] = True
+    case("%s-%s" % (file_id, state_id), description, [ROOT, "--json"], fixture, exit_code, facts, **kwargs)
+
+
+for fid, (path, doc, scopes, tags) in FILES.items():
+    body = js(doc())
+    parent = path.rsplit("/", 1)[0]
+    real = parent + "/real-" + path.rsplit("/", 1)[1].lstrip(".")
+    state_case(fid, "unreadable", "mode 0000: unreadable (permission-denied)", [text(path, body, "0000")], "unreadable", "permission-denied", 1)
+    state_case(fid, "malformed-syntax", "truncated JSON", [text(path, body[:-7])], "malformed", "syntax", 1)
+    dup = body[:-1] + "," + js("mcpServers")[0:] + ":{}}"
+    state_case(fid, "malformed-duplicate-key", "a duplicated top-level key", [text(path, dup)], "malformed", "duplicate-key", 1)
+    bad = body.encode().replace(b"alpha", b"alph\xff", 1)
+    state_case(fid, "malformed-invalid-utf8", "a 0xFF byte inside a server name", [raw(path, bad)], "malformed", "invalid-utf8", 1)
+    state_case(fid, "malformed-bom", "a UTF-8 byte order mark before strict JSON", [raw(path, b"\xef\xbb\xbf" + body.encode())], "malformed", "byte-order-mark", 1)
+    state_case(fid, "malformed-comment", "a // comment (strict JSON only)", [text(path, "// " + canary("CANARY-COMMENT-%s-19fe" % fid.upper()) + "\n" + body)], "malformed", "comment", 1)
+    state_case(fid, "malformed-trailing-comma", "a trailing comma", [text(path, body[:-1] + ",}")], "malformed", "trailing-comma", 1)
+    state_case(fid, "malformed-wrong-container", "the top level is an array", [text(path, "[" + body + "]")], "malformed", "wrong-container-type", 1)
+    state_case(fid, "symlink-final", "the file is a symlink to a valid file: skipped, never followed",
+               [text(real, body), {"kind": "symlink", "path": path, "target": real}], "symlink-skipped", "symlink", 1)
+    state_case(fid, "symlink-dangling", "the file is a dangling symlink", [{"kind": "symlink", "path": path, "target": parent + "/nowhere.json"}], "symlink-skipped", "symlink", 1)
+    state_case(fid, "not-file-fifo", "the file is a FIFO: classified without being opened", [{"kind": "fifo", "path": path}], "not-file", "fifo", 1)
+    state_case(fid, "not-file-directory", "the file is a directory", [d(path)], "not-file", "directory", 1)
+    state_case(fid, "too-large", "1 MiB + 1 byte (valid JSON padded with spaces)", [fill(path, body, MIB + 1)], "too-large", "exceeds-read-limit", 1)
+    state_case(fid, "exactly-1mib", "exactly 1 MiB of valid JSON is read", [fill(path, body, MIB)], "present", None, 0)
+
+# ---- HOME ----
+
+case("home-through-symlink", "HOME itself may resolve through a symlink (the base is trusted)",
+     [ROOT, "--json"],
+     [d(ROOT), d(HOME + "/real"), {"kind": "symlink", "path": HOME + "/alias", "target": HOME + "/real"},
+      text(HOME + "/real/.claude.json", js(claude_json())), *links("local", "user")],
+     0, head(True) + src("local", "present", count=3) + src("user", "present", count=3)
+     + [eq("/sources/0/path", HOME + "/alias/.claude.json")] + rows([("local", "local"), ("user", "user")]),
+     env={"HOME": HOME + "/alias"})
+case("home-empty", "HOME set to the empty string: local and user are unreadable (home-not-set)",
+     [ROOT, "--json"], [d(ROOT), text(CLAUDE_JSON, js(claude_json())), *links("local", "user")], 1,
+     head(False) + src("local", "unreadable", "home-not-set") + src("user", "unreadable", "home-not-set") + [length("/servers", 0)],
+     env={"HOME": ""})
+
+# ---- instructions ----
+
+DEEP = "/work/a/b/c/proj"
+LEVEL_NAMES = ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude/AGENTS.md"]
+
+
+def instr(i, scope, name, state):
+    return [eq("/instructions/%d/scope" % i, scope), eq("/instructions/%d/name" % i, name), eq("/instructions/%d/state" % i, state)]
+
+
+def body(label):
+    return "# instructions\n" + canary("CANARY-INSTR-%s-5e11" % label) + "\n"
+
+
+# Levels nearest first: /work/a/b/c/proj, /work/a/b/c, /work/a/b, /work/a, /work, / (5 names each),
+# then user ~/.claude/CLAUDE.md, then managed CLAUDE.md.
+case("instructions-ancestors-json", "CLAUDE.md/AGENTS.md at the root and at two ancestor levels, user and managed: metadata only",
+     [DEEP, "--json"],
+     [d(DEEP), text(DEEP + "/AGENTS.md", body("ROOT-AGENTS")), text(DEEP + "/.claude/CLAUDE.md", body("ROOT-DOTCLAUDE")),
+      text("/work/a/b/CLAUDE.md", body("ANCESTOR-B")), text("/work/a/CLAUDE.md", body("ANCESTOR-A")),
+      text("/work/a/CLAUDE.local.md", body("ANCESTOR-A-LOCAL")),
+      text(HOME + "/.claude/CLAUDE.md", body("USER")), text("/etc/claude-code/CLAUDE.md", body("MANAGED"))],
+     0,
+     head(True) + [length("/instructions", 32)]
+     + instr(0, "project", "CLAUDE.md", "missing") + instr(1, "project", ".claude/CLAUDE.md", "present")
+     + instr(3, "project", "AGENTS.md", "present")
+     + instr(5, "ancestor", "CLAUDE.md", "missing")
+     + instr(10, "ancestor", "CLAUDE.md", "present") + instr(15, "ancestor", "CLAUDE.md", "present")
+     + instr(17, "ancestor", "CLAUDE.local.md", "present") + instr(20, "ancestor", "CLAUDE.md", "missing")
+     + instr(30, "user", ".claude/CLAUDE.md", "present") + instr(31, "managed", "CLAUDE.md", "present")
+     + [eq("/instructions/10/path", "/work/a/b/CLAUDE.md"), eq("/instructions/3/bytes", len(body("ROOT-AGENTS")))],
+     stderr_empty=True)
+case("instructions-ancestors-human", "human output counts instruction candidates and never prints their bodies",
+     [DEEP],
+     [d(DEEP), text(DEEP + "/AGENTS.md", body("ROOT-AGENTS")), text("/work/a/b/CLAUDE.md", body("ANCESTOR-B")),
+      text("/work/a/CLAUDE.md", body("ANCESTOR-A"))],
+     0, stdout_contains=["Instructions", "/work/a/b/CLAUDE.md", "/work/a/CLAUDE.md"], stdout_not_contains=HUMAN_NEVER + ["# instructions"])
+case("instructions-unreadable-and-symlinked", "an unreadable CLAUDE.md, a symlinked AGENTS.md and a symlinked .claude dir",
+     [ROOT, "--json"],
+     [d(ROOT), text(ROOT + "/CLAUDE.md", body("DENIED"), "0000"),
+      text("/work/elsewhere/AGENTS.md", body("LINKED")), {"kind": "symlink", "path": ROOT + "/AGENTS.md", "target": "/work/elsewhere/AGENTS.md"},
+      text("/work/elsewhere/.claude/CLAUDE.md", body("LINKED-DIR")), {"kind": "symlink", "path": ROOT + "/.claude", "target": "/work/elsewhere/.claude"}],
+     0,
+     head(True) + instr(0, "project", "CLAUDE.md", "unreadable") + instr(1, "project", ".claude/CLAUDE.md", "symlink-skipped")
+     + instr(3, "project", "AGENTS.md", "symlink-skipped"))
+
+# ---- roots ----
+
+case("root-empty-string", "an empty root argument is refused (exit 1), nothing on stdout",
+     ["", "--json"], full_fixture(), 1, stdout_empty=True, stderr_contains=["the root argument is empty"])
+case("root-missing-path", "a root that does not exist is refused (exit 1)",
+     ["/work/nope", "--json"], full_fixture(), 1, stdout_empty=True, stderr_contains=["root does not exist"])
+case("root-is-a-file", "a root that is a file is refused (exit 1)",
+     [PROJECT_JSON, "--json"], full_fixture(), 1, stdout_empty=True, stderr_contains=["root is not a directory"])
+case("root-dot-with-cwd", ". selects the current directory",
+     [".", "--json"], full_fixture(), 0,
+     full_facts() + [eq("/root/requested", "."), eq("/root/explicit", ROOT), eq("/root/canonical", ROOT)], cwd=ROOT)
+case("root-relative-with-cwd", "a relative root is resolved against the current directory",
+     ["proj", "--json"], full_fixture(), 0,
+     full_facts() + [eq("/root/requested", "proj"), eq("/root/canonical", ROOT)], cwd="/work")
+
+# ---- usage errors ----
+
+case("client-unknown", "an unknown client is a usage error (exit 2) before anything is read",
+     [ROOT, "--client", "cursor", "--json"], full_fixture(), 2, stdout_empty=True, stderr_contains=["cursor"])
+case("flag-unknown", "an unknown flag is a usage error (exit 2)",
+     [ROOT, "--frobnicate"], full_fixture(), 2, stdout_empty=True)
+case("root-argument-missing", "no root argument is a usage error (exit 2)",
+     ["--json"], full_fixture(), 2, stdout_empty=True)
+
+matrix = {"schemaVersion": 1, "name": "claude-code", "canaries": CANARIES, "cases": CASES}
+json.dump(matrix, sys.stdout, indent=1, ensure_ascii=False)
+sys.stdout.write("\n")
