@@ -77,7 +77,7 @@ pub struct RunArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub candidate: CandidateArgs,
-    /// The fixture matrix [default: harness/matrix/default.json in the workspace]
+    /// The fixture matrix [default: harness/matrix/claude-code.json in the workspace]
     #[arg(long, value_name = "FILE")]
     pub matrix: Option<PathBuf>,
     /// Seconds the container may run before it is killed (its evidence is still exported)
@@ -236,11 +236,26 @@ fn keygen(args: KeygenArgs) -> Result<Outcome, CommandError> {
 }
 
 fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
-    // Wired to `scopebox_receipts::attestation::sign_bundle_with_key_file` once engineer D
-    // exports it from the receipts crate.
-    Err(CommandError::Usage(format!(
-        "signing {} with {} is not available in this build yet",
-        args.bundle.display(),
-        args.key.display()
-    )))
+    let envelope =
+        scopebox_receipts::attestation::sign_bundle_with_key_file(&args.bundle, &args.key)
+            .map_err(|e| CommandError::Signing {
+                what: format!(
+                    "sign bundle {} with {}",
+                    args.bundle.display(),
+                    args.key.display()
+                ),
+                source: Box::new(e),
+            })?;
+    let path = args.bundle.join(scopebox_receipts::receipt::ENVELOPE_FILE);
+    let keyids: Vec<&str> = envelope
+        .signatures
+        .iter()
+        .filter_map(|s| s.keyid.as_deref())
+        .collect();
+    eprintln!(
+        "scopebox: wrote {} (key id {})",
+        path.display(),
+        keyids.join(", ")
+    );
+    Ok(Outcome::Passed)
 }

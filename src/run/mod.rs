@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 /// The matrix run when `--matrix` is not given, relative to the workspace root.
-pub const DEFAULT_MATRIX: &str = "harness/matrix/default.json";
+pub const DEFAULT_MATRIX: &str = "harness/matrix/claude-code.json";
 
 /// Read, parse and validate a matrix; returns it with its exact bytes.
 pub fn load_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
