@@ -258,23 +258,54 @@ case("managed-empty-object-excludes", "an empty managed-mcp.json still excludes 
 
 # ---- shadowing across scopes ----
 
-shared = lambda tag: {"shared": servers(tag)[tag + "-alpha"]}
-case("shadowing-three-scopes", "one name in local, project and user: possibleShadowedBy lists the higher scopes in order",
+def shared(tag):
+    """The full server set under names every scope shares (shared-alpha, -beta, -remote)."""
+    return servers(tag, prefix="shared-")
+
+
+SHARED = server_names("", prefix="shared-")
+
+
+def shared_rows(scopes, excluded_for=()):
+    """Rows for the shared names: per scope in source order, names sorted; a scope's rows are
+    possibly shadowed by every higher shadow scope present (local > project > user)."""
+    order = ["local", "project", "user"]
+    facts, i = [], 0
+    for scope in scopes:
+        higher = [h for h in order if h in scopes and order.index(h) < order.index(scope)] if scope in order else []
+        for name in SHARED:
+            facts += srv(i, name, scope, shadowed=higher, excluded=["managed"] if scope in excluded_for else [])
+            i += 1
+    return facts + [length("/servers", i)]
+
+
+case("shadowing-three-scopes", "the same names in local, project and user: possibleShadowedBy lists the higher scopes in order",
      [ROOT, "--json"],
      [d(ROOT), text(PROJECT_JSON, js({"mcpServers": shared("project")})),
-      text(CLAUDE_JSON, js({"mcpServers": shared("user"), "projects": {ROOT: {"mcpServers": shared("local")}}}))],
-     0,
-     head(True) + srv(0, "shared", "local") + srv(1, "shared", "project", shadowed=["local"])
-     + srv(2, "shared", "user", shadowed=["local", "project"]) + [length("/servers", 3)])
-case("shadowing-project-over-user", "a name in project and user only: the user row is possibly shadowed by project",
+      text(CLAUDE_JSON, js({"mcpServers": shared("user"), "projects": {ROOT: {"mcpServers": shared("local")}}})),
+      *links("local", "project", "user")],
+     0, head(True) + shared_rows(["local", "project", "user"]))
+case("shadowing-project-over-user", "names in project and user only: the user rows are possibly shadowed by project",
      [ROOT, "--json"],
      [d(ROOT), text(PROJECT_JSON, js({"mcpServers": shared("project")})),
-      text(CLAUDE_JSON, js({"mcpServers": shared("user")}))],
-     0, head(True) + srv(0, "shared", "project") + srv(1, "shared", "user", shadowed=["project"]) + [length("/servers", 2)])
-case("shadowing-managed-not-a-shadow-scope", "a managed server of the same name shadows nothing; it excludes instead",
+      text(CLAUDE_JSON, js({"mcpServers": shared("user")})), *links("project", "user")],
+     0, head(True) + shared_rows(["project", "user"]))
+case("shadowing-local-over-user", "names in local and user only: the user rows are possibly shadowed by local",
      [ROOT, "--json"],
-     [d(ROOT), text(PROJECT_JSON, js({"mcpServers": shared("project")})), text(MANAGED_JSON, js({"mcpServers": shared("managed")}))],
-     0, head(True) + srv(0, "shared", "project", excluded=["managed"]) + srv(1, "shared", "managed") + [length("/servers", 2)])
+     [d(ROOT), text(CLAUDE_JSON, js({"mcpServers": shared("user"), "projects": {ROOT: {"mcpServers": shared("local")}}})),
+      *links("local", "user")],
+     0, head(True) + shared_rows(["local", "user"]))
+case("shadowing-managed-not-a-shadow-scope", "managed servers of the same names shadow nothing; they exclude instead",
+     [ROOT, "--json"],
+     [d(ROOT), text(PROJECT_JSON, js({"mcpServers": shared("project")})), text(MANAGED_JSON, js({"mcpServers": shared("managed")})),
+      *links("project", "managed")],
+     0, head(True) + shared_rows(["project", "managed"], excluded_for=["project"]))
+case("shadowing-human", "human output names the shadowing scopes",
+     [ROOT],
+     [d(ROOT), text(PROJECT_JSON, js({"mcpServers": shared("project")})),
+      text(CLAUDE_JSON, js({"mcpServers": shared("user"), "projects": {ROOT: {"mcpServers": shared("local")}}})),
+      *links("local", "project", "user")],
+     0, stdout_contains=["shared-alpha", "possibly shadowed by: local, project"], stdout_not_contains=HUMAN_NEVER, stderr_empty=True)
 
 # ---- local key lookup ----
 

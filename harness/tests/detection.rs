@@ -1,0 +1,188 @@
+//! Candidates that misbehave must fail their case through the shared judge, and a failing
+//! case must never stop or taint the next one. Each fake candidate is a shell script over a
+//! small matrix built here; the sentinel is the real one.
+
+use crate::util::{install_matrix, layout, script, sentinel_bin};
+use scopebox_harness::case::run_case;
+use scopebox_harness::run::{run, RunStatus};
+use scopebox_harness::Layout;
+use scopebox_receipts::evidence::CaseRecord;
+use scopebox_receipts::judge;
+use scopebox_receipts::matrix::{Case, Matrix};
+
+const CANARY: &str = "CANARY-ARG-DETECT-1-c41d";
+
+fn matrix(cases: &str) -> Matrix {
+    let m: Matrix = serde_json::from_str(&format!(
+        r#"{{"schemaVersion":1,"name":"detect","canaries":["{CANARY}"],"cases":{cases}}}"#
+    ))
+    .unwrap();
+    judge::validate_matrix(&m).unwrap();
+    m
+}
+
+/// One case over /work/p with a config whose server args carry the canary.
+fn one_case(id: &str, arg: &str, deadline: Option<u64>) -> String {
+    let config = format!(
+        r#"{{\"mcpServers\":{{\"s\":{{\"command\":\"/scopebox/bin/scopebox-sentinel\",\"args\":[\"{CANARY}\"]}}}}}}"#
+    );
+    let deadline = deadline
+        .map(|d| format!(r#","deadlineMs":{d}"#))
+        .unwrap_or_default();
+    format!(
+        r#"{{"id":"{id}","client":"claude-code","description":"","args":["/work/p","{arg}"],
+            "fixture":[{{"kind":"file","path":"/work/p/.mcp.json","text":"{config}"}}],
+            "expect":{{"exitCode":0}}{deadline}}}"#
+    )
+}
+
+fn failures(l: &Layout, m: &Matrix, i: usize) -> Vec<String> {
+    run_case(l, m, &m.cases[i]).unwrap().record.verdict.failures
+}
+
+/// A candidate that does `body` with $1 = the project root and $2 = the mode argument.
+fn candidate(body: &str) -> ((tempfile::TempDir, tempfile::TempDir), Layout) {
+    let bin = tempfile::tempdir().unwrap();
+    // The candidate's PATH is the container's /scopebox/bin: give the script the host's.
+    let path = script(
+        bin.path(),
+        "candidate",
+        &format!("PATH=/usr/bin:/bin\n{body}"),
+    );
+    let (dir, l) = layout(&path);
+    // Both directories live as long as the caller holds them.
+    ((bin, dir), l)
+}
+
+#[test]
+fn executing_the_sentinel_fails_that_case_only() {
+    let sentinel = sentinel_bin();
+    let (_d, l) = candidate(&format!(
+        r#"if [ "$2" = fire ]; then "{}" from-candidate; fi; exit 0"#,
+        sentinel.display()
+    ));
+    let m = matrix(&format!(
+        "[{},{}]",
+        one_case("fires", "fire", None),
+        one_case("quiet", "quiet", None)
+    ));
+    install_matrix(&l, &m);
+    let mut progress = Vec::new();
+    assert_eq!(run(&l, &mut progress), RunStatus::Failed);
+    let read = |id: &str| -> CaseRecord {
+        serde_json::from_slice(
+            &std::fs::read(l.evidence_dir.join("cases").join(id).join("record.json")).unwrap(),
+        )
+        .unwrap()
+    };
+    let fires = read("fires");
+    assert!(fires.marker_present);
+    assert_eq!(fires.verdict.failures, vec![judge::marker_failure()]);
+    // The marker was removed after the case: the next one is judged on its own.
+    let quiet = read("quiet");
+    assert!(!quiet.marker_present);
+    assert!(quiet.verdict.pass, "{:?}", quiet.verdict.failures);
+    let progress = String::from_utf8(progress).unwrap();
+    assert!(progress.contains("case fires fail "), "{progress}");
+    assert!(progress.contains("case quiet pass "), "{progress}");
+}
+
+#[test]
+fn printing_a_configured_argument_is_a_canary_leak() {
+    let (_d, l) = candidate(r#"cat "$1/.mcp.json"; cat "$1/.mcp.json" >&2"#);
+    let m = matrix(&format!("[{}]", one_case("leak", "x", None)));
+    assert_eq!(
+        failures(&l, &m, 0),
+        vec![
+            format!("canary {CANARY} in stdout"),
+            format!("canary {CANARY} in stderr")
+        ]
+    );
+}
+
+#[test]
+fn writing_or_chmodding_a_fixture_is_caught_by_path() {
+    let (_d, l) = candidate(r#"echo >> "$1/.mcp.json"; touch "$1/new-file"; chmod 600 "$1""#);
+    let m = matrix(&format!("[{}]", one_case("write", "x", None)));
+    let size = match &m.cases[0].fixture[0] {
+        scopebox_receipts::matrix::FixtureEntry::File { content, .. } => {
+            judge::file_bytes(content).unwrap().len()
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        failures(&l, &m, 0),
+        vec![
+            "fixture /work/p changed (mode 0755 -> 0600)".to_string(),
+            format!(
+                "fixture /work/p/.mcp.json changed (size {size} -> {}, content)",
+                size + 1
+            ),
+            "fixture /work/p/new-file added".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn a_hanging_candidate_is_killed_at_its_deadline_and_the_run_goes_on() {
+    let (_d, l) = candidate(r#"if [ "$2" = hang ]; then sleep 600; fi; exit 0"#);
+    let m = matrix(&format!(
+        "[{},{}]",
+        one_case("hang", "hang", Some(300)),
+        one_case("after", "x", None)
+    ));
+    let hang = run_case(&l, &m, &m.cases[0]).unwrap().record;
+    assert!(hang.timed_out);
+    assert_eq!(hang.signal, Some(9));
+    assert!(hang
+        .verdict
+        .failures
+        .contains(&"candidate timed out and was killed".to_string()));
+    let after = run_case(&l, &m, &m.cases[1]).unwrap().record;
+    assert!(after.verdict.pass, "{:?}", after.verdict.failures);
+}
+
+#[test]
+fn a_candidate_that_cannot_start_fails_its_case_not_the_run() {
+    let (_d, l) = layout(std::path::Path::new("/nonexistent/mcpscope"));
+    let m = matrix(&format!(
+        "[{},{}]",
+        one_case("a", "x", None),
+        one_case("b", "x", None)
+    ));
+    install_matrix(&l, &m);
+    let mut progress = Vec::new();
+    assert_eq!(run(&l, &mut progress), RunStatus::Failed);
+    let stderr = std::fs::read_to_string(l.evidence_dir.join("cases/b/stderr")).unwrap();
+    assert!(stderr.contains("failed to start the candidate"), "{stderr}");
+    let summary = std::fs::read_to_string(l.evidence_dir.join("summary.json")).unwrap();
+    assert!(summary.contains("\"failed\": 2"), "{summary}");
+}
+
+#[test]
+fn a_case_records_exactly_what_the_candidate_got() {
+    // Print the environment before the script changes PATH.
+    let bin = tempfile::tempdir().unwrap();
+    let path = script(
+        bin.path(),
+        "candidate",
+        "/bin/pwd; /usr/bin/env | /usr/bin/sort; exit 0",
+    );
+    let (_d, l) = layout(&path);
+    let mut m = matrix(&format!("[{}]", one_case("env", "x", None)));
+    m.cases[0].cwd = Some("/work/p".into());
+    m.cases[0].env.insert("LANG".into(), "C".into());
+    let c: &Case = &m.cases[0];
+    let out = run_case(&l, &m, c).unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next().unwrap(), l.host("/work/p").to_string_lossy());
+    // sh may add PWD/SHLVL/_; everything the runner passed must be exactly the record's env.
+    let seen: Vec<&str> = lines
+        .filter(|v| !v.starts_with("PWD=") && !v.starts_with("SHLVL=") && !v.starts_with("_="))
+        .collect();
+    assert_eq!(seen, out.record.env);
+    assert!(out.record.env.contains(&"LANG=C".to_string()));
+    assert_eq!(out.record.cwd, "/work/p");
+    assert_eq!(out.record.argv[1], l.host("/work/p").to_string_lossy());
+}

@@ -1,0 +1,15 @@
+//! Integration tests of scopebox-harness: one binary, modules by subject. They run the real
+//! runner logic on this host with a rebased `Layout` (no container: the boundary is the
+//! orchestrator's tests' job), against the real `mcpscope` and the real sentinel.
+
+// Shared helpers: temp layouts, built binaries, matrix loading.
+mod util;
+// The shipped matrix files as data: valid, big enough, canaries and sentinels everywhere.
+mod matrix_data;
+// The host-stable part of the shipped matrix against the real mcpscope; verdict replay.
+mod host_run;
+// Candidates that misbehave (execute the sentinel, leak a canary, write a fixture, hang)
+// are caught by the same judge.
+mod detection;
+// The scopebox-runner binary: check-matrix, refusal exit codes, the stall fault.
+mod binary;
