@@ -113,15 +113,15 @@ fn run_matrix(
     write_json(&layout.evidence_dir.join(BOUNDARY_FILE), &inner)?;
     let _ = writeln!(
         progress,
-        "boundary uid={} gid={} capEff={} noNewPrivs={} seccomp={} net={} rootWriteErrno={:?} tmpfsExecErrno={:?}",
+        "boundary uid={} gid={} capEff={} noNewPrivs={} seccomp={} net={} rootWriteErrno={} tmpfsExecErrno={}",
         inner.uid,
         inner.gid,
         inner.cap_eff,
         inner.no_new_privs,
         inner.seccomp,
         inner.net_interfaces.join(","),
-        inner.root_write_errno,
-        inner.tmpfs_exec_errno
+        errno_text(inner.root_write_errno),
+        errno_text(inner.tmpfs_exec_errno)
     );
 
     // A marker left over from anything before the controls would make them meaningless; the
@@ -204,6 +204,10 @@ fn run_matrix(
     } else {
         RunStatus::Failed
     })
+}
+
+fn errno_text(errno: Option<i32>) -> String {
+    errno.map_or_else(|| "none".to_string(), |e| e.to_string())
 }
 
 /// Blocks forever: only the orchestrator's outer deadline ends a stalled run.
