@@ -25,11 +25,42 @@ pub struct Cli {
     /// Client profile
     #[arg(long, value_enum, default_value = "claude-code", value_name = "CLIENT")]
     pub client: Client,
+
+    /// dsh: also read ~/.dsh/profiles/NAME/mcp.json (the dsh-profile-user layer)
+    #[arg(long, value_name = "NAME", value_parser = dsh_profile_name)]
+    pub dsh_profile: Option<String>,
+}
+
+/// `--dsh-profile` values: a plain directory name, refused (exit 2) before
+/// anything is read.
+fn dsh_profile_name(s: &str) -> Result<String, String> {
+    if crate::profile::dsh::valid_profile_name(s) {
+        Ok(s.to_owned())
+    } else {
+        Err(
+            "expected a profile name: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit"
+                .into(),
+        )
+    }
 }
 
 impl Cli {
+    /// Checks between flags that clap cannot express: `--dsh-profile` needs
+    /// `--client dsh`. A usage error, like any parse error.
+    pub fn validated(self) -> Result<Cli, clap::Error> {
+        if self.dsh_profile.is_some() && self.client != Client::Dsh {
+            use clap::CommandFactory;
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--dsh-profile is only valid with --client dsh",
+            ));
+        }
+        Ok(self)
+    }
+
     pub fn into_request(self) -> Request {
         Request {
+            dsh_profile: self.dsh_profile,
             root: self.root,
             client: self.client,
             format: if self.json {

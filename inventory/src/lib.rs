@@ -47,6 +47,8 @@ pub struct Request {
     pub root: OsString,
     pub client: Client,
     pub format: Format,
+    /// `--dsh-profile NAME` (dsh only; validated by the CLI).
+    pub dsh_profile: Option<String>,
 }
 
 /// How an invocation ended.
@@ -96,7 +98,7 @@ pub fn run(req: &Request, host: &Host) -> Outcome {
             };
         }
     };
-    let doc = document(req.client, &root, host);
+    let doc = document_with(req.client, &root, host, req.dsh_profile.as_deref());
     let stdout = match req.format {
         Format::Json => to_json(&doc),
         Format::Human => render_human::render(&doc, req.client),
@@ -127,7 +129,17 @@ pub fn run(req: &Request, host: &Host) -> Outcome {
 
 /// The v1 document for a selected root.
 pub fn document(client: Client, root: &SelectedRoot, host: &Host) -> Document {
-    let inv = profile::inventory(client, root, host);
+    document_with(client, root, host, None)
+}
+
+/// [`document`] with the dsh profile name (`--dsh-profile`).
+pub fn document_with(
+    client: Client,
+    root: &SelectedRoot,
+    host: &Host,
+    dsh_profile: Option<&str>,
+) -> Document {
+    let inv = profile::inventory_with(client, root, host, dsh_profile);
     Document {
         schema_version: SCHEMA_VERSION,
         tool: Tool::this(),
@@ -143,7 +155,10 @@ pub fn document(client: Client, root: &SelectedRoot, host: &Host) -> Document {
 
 /// The document as pretty JSON with a final newline.
 pub fn to_json(doc: &Document) -> String {
-    let mut s = serde_json::to_string_pretty(doc).expect("the model always serializes");
-    s.push('\n');
-    s
+    // Pre-sized (about 700 bytes per pretty-printed server row) so a
+    // 15,000-server document is not copied by repeated growth.
+    let mut buf = Vec::with_capacity(8192 + 700 * doc.servers.len());
+    serde_json::to_writer_pretty(&mut buf, doc).expect("the model always serializes");
+    buf.push(b'\n');
+    String::from_utf8(buf).expect("serde_json writes UTF-8")
 }

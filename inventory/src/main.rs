@@ -10,7 +10,7 @@ use mcpscope::cli::Cli;
 use mcpscope::{Host, Status};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse().and_then(Cli::validated) {
         Ok(cli) => cli,
         Err(e) => {
             // --help/--version print to stdout and succeed; everything else is

@@ -133,6 +133,20 @@ pub enum Reason {
     WrongContainerType,
     /// `projects` has entries under both the canonical and explicit root.
     AmbiguousProjectKey,
+    /// vscode: one file names two server containers (or a wrapper beside a
+    /// possible bare-map declaration); no interpretation is chosen.
+    MixedContainer,
+    // --- dsh (profile/dsh) ---
+    /// A managed-block begin marker without its end marker.
+    UnterminatedBlock,
+    /// An end marker before any begin, a second begin, or a second block.
+    UnbalancedMarkers,
+    /// YAML aliases would copy in more nodes than the bound allows.
+    AliasLimit,
+    /// A YAML mapping key that is a collection or an alias.
+    ComplexKey,
+    /// A YAML `<<` merge key (not interpreted).
+    UnsupportedMergeKey,
 }
 
 impl Reason {
@@ -162,6 +176,12 @@ impl Reason {
             Reason::UnsupportedTag => "unsupported-tag",
             Reason::WrongContainerType => "wrong-container-type",
             Reason::AmbiguousProjectKey => "ambiguous-project-key",
+            Reason::MixedContainer => "mixed-container",
+            Reason::UnterminatedBlock => "unterminated-block",
+            Reason::UnbalancedMarkers => "unbalanced-markers",
+            Reason::AliasLimit => "alias-limit",
+            Reason::ComplexKey => "complex-key",
+            Reason::UnsupportedMergeKey => "unsupported-merge-key",
         }
     }
 }
@@ -197,6 +217,9 @@ impl Unavailable {
 pub struct Source {
     /// Profile-specific scope (or origin/layer) id.
     pub scope: &'static str,
+    /// vscode: the origin id (equal to `scope`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<&'static str>,
     pub path: String,
     /// Where servers live in the file, e.g. `mcpServers`.
     pub container: String,
@@ -207,6 +230,9 @@ pub struct Source {
     /// vscode/dsh: `json`, `jsonc`, `yaml`, ...
     #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<&'static str>,
+    /// vscode: the parser the file is read with, `json` (strict) or `jsonc`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parser: Option<&'static str>,
     /// vscode: whether root fields other than the container exist.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uninterpreted_root_fields: Option<RootFields>,
@@ -217,12 +243,14 @@ impl Source {
     pub fn new(scope: &'static str, path: String, container: String) -> Source {
         Source {
             scope,
+            origin: None,
             path,
             container,
             state: FileState::Missing,
             reason: None,
             server_count: 0,
             format: None,
+            parser: None,
             uninterpreted_root_fields: None,
         }
     }
@@ -256,6 +284,12 @@ impl Serialize for RootFields {
 pub struct Server {
     pub name: String,
     pub scope: &'static str,
+    /// vscode: the origin id (equal to `scope`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<&'static str>,
+    /// vscode: the source's format id (`vscode-servers`, `portable-mcpServers`, `bare-map`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<&'static str>,
     pub path: String,
     /// A declaration was observed; nothing more.
     pub configured: bool,
@@ -274,6 +308,9 @@ pub struct Server {
     /// dsh: `null` or the layer that wins, and on which key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shadowed_by: Option<Option<ShadowedBy>>,
+    /// dsh: activity, claimed shadow keys and `${VAR}` count (flattened).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub dsh: Option<DshRow>,
 }
 
 /// dsh `shadowedBy`.
@@ -282,6 +319,28 @@ pub struct ShadowedBy {
     pub scope: &'static str,
     /// `name`, `normalized-name` or `identity`.
     pub key: &'static str,
+    /// dsh: the winning row's name, as declared (an addition to the contract).
+    pub name: String,
+}
+
+/// dsh-only server fields, serialized inline after `shadowedBy`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DshRow {
+    /// Would mount by the static rules: valid shape, not `disabled`, not
+    /// skipped (`enabled: false`), not shadowed. Host-time facts (`${VAR}`
+    /// unset, spawn failures) are not known.
+    pub active: bool,
+    /// A `disabled: true` placeholder: holds its keys, mounts nothing.
+    pub disabled: bool,
+    /// `enabled: false`: skipped silently, holds no key.
+    pub skipped: bool,
+    /// The shadow keys this row holds, in the order `name`,
+    /// `normalized-name`, `identity` (empty when it holds none).
+    pub claims: Vec<&'static str>,
+    /// `${VAR}` references in command, args, env values, cwd, url, httpUrl
+    /// and header values: counted, never expanded or named.
+    pub placeholder_count: usize,
 }
 
 /// Declaration shape: which known fields exist and whether their types check

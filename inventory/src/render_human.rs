@@ -14,7 +14,7 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-use crate::model::{Document, FileState, Instruction, Server, Source};
+use crate::model::{Document, FileState, Instruction, RootFields, Server, Source};
 use crate::profile::Client;
 
 /// Escape everything that could move the cursor, recolour, reorder or hide
@@ -152,7 +152,22 @@ fn write_source(o: &mut String, s: &Source, width: usize) -> std::fmt::Result {
         "",
         sanitize(&s.path),
         sanitize(&s.container)
-    )
+    )?;
+    // vscode sources: format, parser and whether root fields were left
+    // uninterpreted (their names and values are never shown).
+    if let (Some(_), Some(format), Some(parser)) = (s.origin, s.format, s.parser) {
+        let extra = match s.uninterpreted_root_fields {
+            Some(RootFields::Known(true)) => "yes",
+            Some(RootFields::Known(false)) => "no",
+            _ => "unknown",
+        };
+        writeln!(
+            o,
+            "  {:<width$}  format {format} · parser {parser} · uninterpreted root fields: {extra}",
+            ""
+        )?;
+    }
+    Ok(())
 }
 
 fn write_server(o: &mut String, v: &Server) -> std::fmt::Result {
@@ -186,12 +201,48 @@ fn write_server(o: &mut String, v: &Server) -> std::fmt::Result {
         writeln!(o, "      same name in: {}", by.join(", "))?;
     }
     if let Some(Some(by)) = &v.shadowed_by {
-        writeln!(o, "      shadowed by: {} ({})", by.scope, by.key)?;
+        writeln!(
+            o,
+            "      shadowed by: {} in {} (same {})",
+            sanitize(&by.name),
+            by.scope,
+            by.key
+        )?;
+    }
+    if let Some(d) = &v.dsh {
+        let status = if d.active {
+            "active"
+        } else if d.skipped {
+            "skipped (enabled: false; holds no key)"
+        } else if !sh.valid {
+            "invalid (not mounted; holds no key)"
+        } else if matches!(v.shadowed_by, Some(Some(_))) {
+            "shadowed (not mounted)"
+        } else {
+            "disabled placeholder (holds its keys; mounts nothing)"
+        };
+        let holds = if d.claims.is_empty() {
+            String::new()
+        } else {
+            format!(" · holds {}", d.claims.join(", "))
+        };
+        writeln!(
+            o,
+            "      {status}{holds} · {}",
+            plural(d.placeholder_count, "${VAR} reference", "${VAR} references")
+        )?;
     }
     Ok(())
 }
 
 fn write_instructions(o: &mut String, all: &[Instruction]) -> std::fmt::Result {
+    if all.is_empty() {
+        // dsh: the profile defines no instruction candidates.
+        return writeln!(
+            o,
+            "Instructions (no candidates for this client; see coverage)"
+        );
+    }
     let shown: Vec<&Instruction> = all
         .iter()
         .filter(|i| i.state != FileState::Missing)

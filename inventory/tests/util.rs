@@ -140,6 +140,7 @@ impl Tree {
             root: ".".into(),
             client: Client::ClaudeCode,
             format: if json { Format::Json } else { Format::Human },
+            dsh_profile: None,
         };
         let out = mcpscope::run(&req, &host);
         Transcript {

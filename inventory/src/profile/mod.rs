@@ -9,13 +9,14 @@
 //! argument, URL, env/header name or value into the model.
 
 pub mod claude_code;
+pub mod dsh;
+pub mod vscode;
 
 use std::path::Path;
 
 use crate::host::Host;
 use crate::json::{self, Object, Value};
 use crate::model::{Coverage, FileState, Instruction, Reason, Server, Shape, Source, Unavailable};
-use crate::read;
 use crate::root::SelectedRoot;
 use crate::{classify, model};
 
@@ -26,6 +27,12 @@ pub enum Client {
     /// Claude Code (default)
     #[value(name = "claude-code", alias = "claude")]
     ClaudeCode,
+    /// VS Code and Copilot (opt-in)
+    #[value(name = "vscode")]
+    Vscode,
+    /// DSH (dsh-project-mcp-manager's six layers)
+    #[value(name = "dsh")]
+    Dsh,
 }
 
 impl Client {
@@ -33,6 +40,8 @@ impl Client {
     pub fn id(self) -> &'static str {
         match self {
             Client::ClaudeCode => "claude-code",
+            Client::Vscode => "vscode",
+            Client::Dsh => "dsh",
         }
     }
 
@@ -40,6 +49,8 @@ impl Client {
     pub fn title(self) -> &'static str {
         match self {
             Client::ClaudeCode => "Claude Code",
+            Client::Vscode => "VS Code / Copilot",
+            Client::Dsh => "DSH",
         }
     }
 }
@@ -55,18 +66,45 @@ pub struct Inventory {
 
 /// Run the selected profile.
 pub fn inventory(client: Client, root: &SelectedRoot, host: &Host) -> Inventory {
+    inventory_with(client, root, host, None)
+}
+
+/// Run the selected profile; `dsh_profile` is `--dsh-profile` (dsh only,
+/// already validated).
+pub fn inventory_with(
+    client: Client,
+    root: &SelectedRoot,
+    host: &Host,
+    dsh_profile: Option<&str>,
+) -> Inventory {
     match client {
+        Client::Dsh => dsh::inventory(root, host, dsh_profile),
         Client::ClaudeCode => claude_code::inventory(root, host),
+        Client::Vscode => vscode::inventory(root, host),
     }
 }
 
 // ---- building blocks shared by profiles ----
 
-/// Read and parse one JSON file; a file that is not a JSON object at the
-/// top is `malformed` / `wrong-container-type`.
-pub fn load_object(base: &Path, rel: &[&str], opts: &json::Options) -> Result<Object, Unavailable> {
-    let bytes = read::read_file(base, rel)?;
-    match json::parse(&bytes, opts) {
+/// Read one configuration file (bounded, no-follow) and hand its top-level
+/// object to `interpret`; a read or parse failure is returned instead, as
+/// the file's state and reason.
+pub fn with_object<T>(
+    base: &Path,
+    rel: &[&str],
+    opts: &json::Options,
+    interpret: impl FnOnce(&Object<'_>) -> T,
+) -> Result<T, Unavailable> {
+    let bytes = crate::read::read_file(base, rel)?;
+    let top = parse_object(&bytes, opts)?;
+    Ok(interpret(&top))
+}
+
+/// Parse a configuration file read with [`crate::read::read_file`]; a file
+/// that is not a JSON object at the top is `malformed` /
+/// `wrong-container-type`. The result borrows from `bytes`.
+pub fn parse_object<'a>(bytes: &'a [u8], opts: &json::Options) -> Result<Object<'a>, Unavailable> {
+    match json::parse(bytes, opts) {
         Ok(Value::Object(o)) => Ok(o),
         Ok(_) => Err(Unavailable::malformed(Reason::WrongContainerType)),
         Err(e) => Err(Unavailable::malformed(e.reason())),
@@ -75,7 +113,10 @@ pub fn load_object(base: &Path, rel: &[&str], opts: &json::Options) -> Result<Ob
 
 /// The object under `key`: `Ok(None)` when absent, `wrong-container-type`
 /// when it is not an object.
-pub fn member_object<'a>(obj: &'a Object, key: &str) -> Result<Option<&'a Object>, Unavailable> {
+pub fn member_object<'o, 'a>(
+    obj: &'o Object<'a>,
+    key: &str,
+) -> Result<Option<&'o Object<'a>>, Unavailable> {
     match obj.get(key) {
         None => Ok(None),
         Some(Value::Object(o)) => Ok(Some(o)),
@@ -92,14 +133,19 @@ pub fn server_rows(
     entries: &Object,
     shape_of: fn(&Value) -> Shape,
 ) -> Vec<Server> {
-    let mut rows: Vec<Server> = entries
-        .iter()
+    // Sort the borrowed entries, not the (large) rows.
+    let mut sorted: Vec<(&str, &Value)> = entries.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    sorted
+        .into_iter()
         .map(|(name, entry)| {
             let shape = shape_of(entry);
             let (launch, guard_form) = classify::classify(entry, &shape);
             Server {
                 name: name.to_owned(),
                 scope,
+                origin: None,
+                format: None,
                 path: path.to_owned(),
                 configured: true,
                 shape,
@@ -109,17 +155,16 @@ pub fn server_rows(
                 possibly_excluded_by: None,
                 same_name_in: None,
                 shadowed_by: None,
+                dsh: None,
             }
         })
-        .collect();
-    rows.sort_by(|a, b| a.name.cmp(&b.name));
-    rows
+        .collect()
 }
 
 /// Fill a source from a container lookup and return its rows.
 pub fn fill_source(
     source: &mut Source,
-    container: Result<Option<&Object>, Unavailable>,
+    container: Result<Option<&Object<'_>>, Unavailable>,
     shape_of: fn(&Value) -> Shape,
 ) -> Vec<Server> {
     source.state = FileState::Present;
