@@ -10,3 +10,4 @@ mod contract; // real output deserialized into deny_unknown_fields structs
 mod instructions; // instruction candidates at every level, metadata only
 mod safety; // canaries, sentinel, no writes, terminal sanitization
 mod states; // every file state and every bad input, through the binary
+mod vscode; // --client vscode: origins × states, JSONC, bare map/wrapper/mixed, sameNameIn, contract
