@@ -1,0 +1,79 @@
+//! The mutation self-test over the synthetic specimen: at least 25 classes, every one applied
+//! and rejected; the digest-consistent ones are caught by something other than file hashing.
+
+use crate::util::{specimen, tempdir, verify_bin};
+use scopebox_receipts::selftest;
+
+#[test]
+fn every_mutation_class_is_rejected() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 3);
+    let report = selftest::run(&bundle).expect("self-test runs");
+    assert!(
+        report.rows.len() >= 25,
+        "only {} classes",
+        report.rows.len()
+    );
+    for row in &report.rows {
+        assert_eq!(row.outcome, "rejected", "{}: {:?}", row.class, row);
+    }
+    let classes: std::collections::BTreeSet<&str> =
+        report.rows.iter().map(|r| r.class.as_str()).collect();
+    assert_eq!(classes.len(), report.rows.len(), "class names are distinct");
+}
+
+#[test]
+fn digest_consistent_mutations_are_caught_by_semantic_checks() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 2);
+    let report = selftest::run(&bundle).expect("self-test runs");
+    for row in report.rows.iter().filter(|r| r.digest_consistent) {
+        assert!(
+            row.rejected_by
+                .iter()
+                .any(|id| !id.starts_with("files.") || id == "files.kinds" || id == "files.layout"),
+            "{} was only caught by hashing: {:?}",
+            row.class,
+            row.rejected_by
+        );
+        assert!(
+            !row.rejected_by
+                .iter()
+                .any(|id| id == "files.digests" || id == "files.unlisted")
+                || row.class == "symlink-smuggled",
+            "{} left a digest inconsistent: {:?}",
+            row.class,
+            row.rejected_by
+        );
+    }
+}
+
+#[test]
+fn the_self_test_binary_prints_the_table_and_exits_0() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 2);
+    let run = verify_bin(&["--self-test", bundle.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("stdout-rewritten"));
+    assert!(run.stdout.contains("cases.canaries"));
+    assert!(
+        run.stdout.contains("mutation classes rejected\n"),
+        "{}",
+        run.stdout
+    );
+    // The original bundle is untouched.
+    assert_eq!(verify_bin(&[bundle.to_str().unwrap()]).code, 0);
+}
+
+#[test]
+fn a_bundle_that_does_not_verify_cannot_be_self_tested() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    std::fs::write(bundle.join("evidence/extra"), b"x").unwrap();
+    let err = selftest::run(&bundle).unwrap_err();
+    assert!(err.to_string().contains("files.unlisted"), "{err}");
+    assert_eq!(
+        verify_bin(&["--self-test", bundle.to_str().unwrap()]).code,
+        1
+    );
+}

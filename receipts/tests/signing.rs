@@ -1,0 +1,239 @@
+//! Signing: keygen writes a 0600 PKCS#8 private key and an SPKI public key; a signed bundle
+//! verifies with its key, not with another, and not after any edit of the receipt or the
+//! envelope; the statement names the candidate, the receipt and the run's configuration.
+
+use crate::util::{edit_json, specimen, tempdir, verify_bin};
+use scopebox_receipts::attestation::{sign_bundle, Statement, TEST_RESULT_PREDICATE};
+use scopebox_receipts::digest::sha256_file;
+use scopebox_receipts::dsse::{self, Envelope, IN_TOTO_PAYLOAD_TYPE};
+use std::os::unix::fs::PermissionsExt;
+
+fn keypair(dir: &std::path::Path, name: &str) -> (String, std::path::PathBuf) {
+    let paths = dsse::write_keypair(&dir.join(name)).expect("keygen");
+    (
+        std::fs::read_to_string(&paths.private).unwrap(),
+        paths.public,
+    )
+}
+
+#[test]
+fn keygen_writes_a_private_key_only_its_owner_can_read_and_never_overwrites() {
+    let tmp = tempdir();
+    let paths = dsse::write_keypair(&tmp.path().join("release")).unwrap();
+    assert_eq!(paths.private, tmp.path().join("release.pem"));
+    assert_eq!(paths.public, tmp.path().join("release.pub.pem"));
+    let mode = std::fs::metadata(&paths.private)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+    let private = std::fs::read_to_string(&paths.private).unwrap();
+    assert!(private.starts_with("-----BEGIN PRIVATE KEY-----\n"));
+    let public = std::fs::read_to_string(&paths.public).unwrap();
+    assert!(public.starts_with("-----BEGIN PUBLIC KEY-----\n"));
+    assert_eq!(paths.keyid.len(), 64);
+    let again = dsse::write_keypair(&tmp.path().join("release")).unwrap_err();
+    assert!(again.to_string().contains("already exists"), "{again}");
+    assert_eq!(std::fs::read_to_string(&paths.private).unwrap(), private);
+}
+
+#[test]
+fn a_signed_bundle_verifies_with_its_key_only() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 2);
+    let (private, public) = keypair(tmp.path(), "k");
+    let (_, other_public) = keypair(tmp.path(), "other");
+    sign_bundle(&bundle, &private).unwrap();
+    let b = bundle.to_str().unwrap();
+    let good = verify_bin(&[b, "--key", public.to_str().unwrap()]);
+    assert_eq!(good.code, 0, "{}", good.stdout);
+    assert!(good.stdout.contains("✓ signature.verified"));
+    assert!(good.stdout.contains("✓ signature.statement"));
+    let wrong = verify_bin(&[b, "--key", other_public.to_str().unwrap()]);
+    assert_eq!(wrong.code, 1);
+    assert!(
+        wrong.stdout.contains("✗ signature.verified"),
+        "{}",
+        wrong.stdout
+    );
+    // Without a key the binding is still checked, and a note says authenticity was not.
+    let keyless = verify_bin(&[b]);
+    assert_eq!(keyless.code, 0);
+    assert!(
+        keyless.stdout.contains("no --key given"),
+        "{}",
+        keyless.stdout
+    );
+}
+
+#[test]
+fn the_statement_names_candidate_receipt_image_matrix_and_policy() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 2);
+    let (private, _) = keypair(tmp.path(), "k");
+    let envelope = sign_bundle(&bundle, &private).unwrap();
+    assert_eq!(envelope.payload_type, IN_TOTO_PAYLOAD_TYPE);
+    let on_disk: Envelope =
+        serde_json::from_slice(&std::fs::read(bundle.join("receipt.dsse.json")).unwrap()).unwrap();
+    assert_eq!(on_disk, envelope);
+    let statement: Statement =
+        serde_json::from_slice(&dsse::decode_base64(&envelope.payload).unwrap()).unwrap();
+    assert_eq!(statement.statement_type, "https://in-toto.io/Statement/v1");
+    assert_eq!(statement.predicate_type, TEST_RESULT_PREDICATE);
+    assert_eq!(statement.subject.len(), 2);
+    assert_eq!(statement.subject[1].name, "receipt.json");
+    assert_eq!(
+        statement.subject[1].digest["sha256"],
+        sha256_file(&bundle.join("receipt.json")).unwrap()
+    );
+    let receipt: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("receipt.json")).unwrap()).unwrap();
+    assert_eq!(
+        statement.subject[0].digest["sha256"],
+        receipt["inputs"]["candidateArchive"]["sha256"]
+    );
+    assert_eq!(statement.predicate.result, "PASSED");
+    assert_eq!(
+        statement.predicate.passed_tests,
+        vec!["case-000", "case-001"]
+    );
+    let names: Vec<&str> = statement
+        .predicate
+        .configuration
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect();
+    assert!(names.contains(&"image") && names.contains(&"inputs/matrix.json"));
+    assert!(names.contains(&"inputs/boundary-policy.json"));
+    let image = &statement.predicate.configuration[0];
+    assert_eq!(
+        format!("sha256:{}", image.digest["sha256"]),
+        receipt["inputs"]["imageId"].as_str().unwrap()
+    );
+}
+
+#[test]
+fn any_edit_after_signing_fails_the_signature() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let (private, public) = keypair(tmp.path(), "k");
+    sign_bundle(&bundle, &private).unwrap();
+    let key = public.to_str().unwrap();
+    let b = bundle.to_str().unwrap();
+
+    // Whitespace only in receipt.json: the exact bytes are signed.
+    let receipt = bundle.join("receipt.json");
+    let original = std::fs::read(&receipt).unwrap();
+    let mut spaced = original.clone();
+    spaced.push(b' ');
+    std::fs::write(&receipt, &spaced).unwrap();
+    let run = verify_bin(&[b, "--key", key]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains("✗ signature.statement"),
+        "{}",
+        run.stdout
+    );
+    std::fs::write(&receipt, &original).unwrap();
+    assert_eq!(verify_bin(&[b, "--key", key]).code, 0);
+
+    // One signature byte changed.
+    let envelope_path = bundle.join("receipt.dsse.json");
+    let saved = std::fs::read(&envelope_path).unwrap();
+    edit_json(&envelope_path, |e| {
+        let sig = e["signatures"][0]["sig"].as_str().unwrap().to_string();
+        let mut raw = dsse::decode_base64(&sig).unwrap();
+        raw[10] ^= 1;
+        e["signatures"][0]["sig"] = dsse::encode_base64(&raw).into();
+    });
+    assert_eq!(verify_bin(&[b, "--key", key]).code, 1);
+    std::fs::write(&envelope_path, &saved).unwrap();
+
+    // The payload type changed (the PAE binds it).
+    edit_json(&envelope_path, |e| {
+        e["payloadType"] = "application/json".into()
+    });
+    let run = verify_bin(&[b, "--key", key]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains("✗ signature.verified"),
+        "{}",
+        run.stdout
+    );
+    std::fs::write(&envelope_path, &saved).unwrap();
+
+    // URL-safe, unpadded base64 of the same envelope is accepted, as DSSE requires.
+    let url_safe = |v: &serde_json::Value| -> serde_json::Value {
+        let text = v.as_str().unwrap();
+        assert!(
+            text.contains(['+', '/', '=']),
+            "the re-encoding must change something"
+        );
+        text.replace('+', "-")
+            .replace('/', "_")
+            .trim_end_matches('=')
+            .into()
+    };
+    edit_json(&envelope_path, |e| {
+        e["payload"] = url_safe(&e["payload"]);
+        e["signatures"][0]["sig"] = url_safe(&e["signatures"][0]["sig"]);
+    });
+    let run = verify_bin(&[b, "--key", key]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+}
+
+#[test]
+fn a_rejected_bundle_is_signed_as_failed_and_still_rejected() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    edit_json(&bundle.join("receipt.json"), |r| {
+        r["cleanup"]["volumeRemoved"] = false.into()
+    });
+    let (private, public) = keypair(tmp.path(), "k");
+    let envelope = sign_bundle(&bundle, &private).unwrap();
+    let statement: Statement =
+        serde_json::from_slice(&dsse::decode_base64(&envelope.payload).unwrap()).unwrap();
+    assert_eq!(statement.predicate.result, "FAILED");
+    let run = verify_bin(&[bundle.to_str().unwrap(), "--key", public.to_str().unwrap()]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains("✓ signature.statement"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("✗ execution.cleanup"));
+}
+
+/// The DSSE repository's ed25519 test vectors (testvectors/vectors.json): each envelope with
+/// key A (RFC 8032 test 1) verifies or is rejected as published.
+#[test]
+fn dsse_spec_vectors_verify_as_published() {
+    let public_a = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\n-----END PUBLIC KEY-----\n";
+    let key = dsse::verifying_key_from_pem(public_a).unwrap();
+    let statement_b64 = "eyJfdHlwZSI6Imh0dHBzOi8vaW4tdG90by5pby9TdGF0ZW1lbnQvdjEifQ==";
+    let vectors: [(&str, &str, &str, bool); 5] = [
+        (statement_b64, IN_TOTO_PAYLOAD_TYPE, "2WAfaHm5jluo0w+0rk8uVkluELJYWjSmU9x7EUzx+AyteDGJ4/nqyJXfmAUVFIAoQafWm7AxBZNw5M9ixNHiCA==", true),
+        ("-_-_Pj8=", IN_TOTO_PAYLOAD_TYPE, "P-_KHICeR7tI6S_YyejJTRtrXhcQyQ2LYPaL8h90KjC9qN8HU_svOQ6TuDOT1HIrsGW886DbWNWcCmX5twLrAw==", true),
+        ("", IN_TOTO_PAYLOAD_TYPE, "gSggCAaTLTYyRH6FIDBem6meyIynsYy8RTHVzwx9tnTb7Bg/1jMWnuVgI/gffqmbsC2VX5/jHfkkDqsj7CDbDg==", true),
+        (statement_b64, "application/vnd.exämple+json", "xmSk/ug66ysT7ayhkCIjhAq42zgZXSsEWuzUaNL7w2eGAdF/NU6/fRXPtmfN+5DNSAs5/i2lUnHjbbjPsu0tAw==", true),
+        // payload-type-swapped: the signature covers in-toto, the envelope claims another type.
+        (statement_b64, "application/vnd.example.other+json", "2WAfaHm5jluo0w+0rk8uVkluELJYWjSmU9x7EUzx+AyteDGJ4/nqyJXfmAUVFIAoQafWm7AxBZNw5M9ixNHiCA==", false),
+    ];
+    for (payload, payload_type, sig, accept) in vectors {
+        let envelope = Envelope {
+            payload: payload.into(),
+            payload_type: payload_type.into(),
+            signatures: vec![dsse::EnvelopeSignature {
+                keyid: Some("A".into()),
+                sig: sig.into(),
+            }],
+        };
+        let result = dsse::verify(&envelope, &key, payload_type);
+        assert_eq!(
+            result.is_ok(),
+            accept,
+            "{payload_type} {payload}: {result:?}"
+        );
+    }
+}

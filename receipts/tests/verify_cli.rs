@@ -1,0 +1,125 @@
+//! The binary: a ✓/✗ check list naming every failure, the `--json` document (deserialized
+//! strictly, so drift fails), and the documented exit codes 0 / 1 / 2.
+
+use crate::util::{edit_json, relist, specimen, tempdir, verify_bin};
+use scopebox_receipts::verify::report::JsonReport;
+
+#[test]
+fn a_consistent_bundle_verifies_with_exit_0_and_a_check_list() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 3);
+    let run = verify_bin(&[bundle.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("✓ cases.verdicts"), "{}", run.stdout);
+    assert!(run.stdout.contains("✓ boundary.applied"));
+    assert!(!run.stdout.contains('✗'));
+    assert!(run.stdout.ends_with("checks passed\n"), "{}", run.stdout);
+}
+
+#[test]
+fn a_rejected_bundle_exits_1_and_names_the_failed_check_and_reason() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 2);
+    edit_json(&bundle.join("outer/container-inspect.json"), |d| {
+        d["HostConfig"]["NetworkMode"] = "host".into()
+    });
+    relist(&bundle, "outer/container-inspect.json");
+    let run = verify_bin(&[bundle.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.contains("✗ boundary.applied"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("network-mode: expected none, got host"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("rejected:"), "{}", run.stdout);
+}
+
+#[test]
+fn json_output_is_the_same_list_as_a_strict_document() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 2);
+    let good = verify_bin(&[bundle.to_str().unwrap(), "--json"]);
+    assert_eq!(good.code, 0);
+    let doc: JsonReport = serde_json::from_str(&good.stdout).expect("strict JSON report");
+    assert_eq!(doc.result, "verified");
+    assert!(doc.checks.iter().all(|c| c.ok && c.reason.is_none()));
+    let text = verify_bin(&[bundle.to_str().unwrap()]);
+    for check in &doc.checks {
+        assert!(
+            text.stdout.contains(&check.id),
+            "{} missing from text",
+            check.id
+        );
+    }
+
+    std::fs::write(bundle.join("evidence/extra"), b"x").unwrap();
+    let bad = verify_bin(&[bundle.to_str().unwrap(), "--json"]);
+    assert_eq!(bad.code, 1);
+    let doc: JsonReport = serde_json::from_str(&bad.stdout).expect("strict JSON report");
+    assert_eq!(doc.result, "rejected");
+    let unlisted = doc
+        .checks
+        .iter()
+        .find(|c| c.id == "files.unlisted")
+        .unwrap();
+    assert!(!unlisted.ok);
+    assert_eq!(
+        unlisted.failures,
+        vec!["evidence/extra is present but not listed"]
+    );
+}
+
+#[test]
+fn an_unreadable_bundle_exits_2_with_a_hint() {
+    let tmp = tempdir();
+    let missing = tmp.path().join("nope");
+    let run = verify_bin(&[missing.to_str().unwrap()]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("failed to read the bundle"),
+        "{}",
+        run.stderr
+    );
+
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let run = verify_bin(&[empty.to_str().unwrap(), "--json"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    let doc: JsonReport = serde_json::from_str(&run.stdout).expect("JSON even when unreadable");
+    assert_eq!(doc.result, "unreadable");
+    assert!(doc.error.unwrap().contains("no receipt.json"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_documents_the_exit_codes() {
+    assert_eq!(verify_bin(&[]).code, 2);
+    assert_eq!(verify_bin(&["a", "--frobnicate"]).code, 2);
+    let help = verify_bin(&["--help"]);
+    assert_eq!(help.code, 0);
+    for line in ["0  verified", "1  rejected", "2  could not read the bundle"] {
+        assert!(
+            help.stdout.contains(line),
+            "{line:?} not in help:\n{}",
+            help.stdout
+        );
+    }
+}
+
+#[test]
+fn a_key_that_is_not_a_pem_is_a_failed_signature_check_not_a_panic() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let key = tmp.path().join("key.pub.pem");
+    std::fs::write(&key, "not a key").unwrap();
+    let run = verify_bin(&[bundle.to_str().unwrap(), "--key", key.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("✗ signature.verified"),
+        "{}",
+        run.stdout
+    );
+    let missing = verify_bin(&[bundle.to_str().unwrap(), "--key", "/nonexistent.pem"]);
+    assert_eq!(missing.code, 2);
+}
