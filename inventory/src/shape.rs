@@ -49,7 +49,7 @@ pub fn claude_code(entry: &Value) -> Shape {
             problems.push("missing-command");
             Transport::Unknown
         }
-        Some(Value::String(t)) => match t.as_str() {
+        Some(Value::String(t)) => match t.as_ref() {
             "stdio" => Transport::Stdio,
             "http" => Transport::Http,
             "sse" => Transport::Sse,

@@ -23,13 +23,11 @@
 //! Strict JSON only. This profile must never read instruction contents, run
 //! anything or look at any other `projects` key.
 
-use std::collections::HashMap;
-
 use crate::host::Host;
 use crate::instructions;
 use crate::json::{Object, Options};
 use crate::model::{FileState, Reason, Server, Source, Unavailable};
-use crate::profile::{coverage, fill_source, load_object, member_object, path_string, Inventory};
+use crate::profile::{coverage, fill_source, member_object, path_string, with_object, Inventory};
 use crate::root::SelectedRoot;
 use crate::shape;
 
@@ -86,23 +84,19 @@ pub fn inventory(root: &SelectedRoot, host: &Host) -> Inventory {
             user.set(u);
             (Vec::new(), Vec::new())
         }
-        Some(home) => match load_object(home, &[".claude.json"], &Options::STRICT) {
-            Err(u) => {
+        Some(home) => {
+            let rows = with_object(home, &[".claude.json"], &Options::STRICT, |top| {
+                let container = local_container(top, &canonical, &explicit, &mut local);
+                let l = fill_source(&mut local, container, shape::claude_code);
+                let container = member_object(top, "mcpServers");
+                (l, fill_source(&mut user, container, shape::claude_code))
+            });
+            rows.unwrap_or_else(|u| {
                 local.set(u);
                 user.set(u);
                 (Vec::new(), Vec::new())
-            }
-            Ok(top) => {
-                let local_container = local_container(&top, &canonical, &explicit, &mut local);
-                let l = fill_source(&mut local, local_container, shape::claude_code);
-                let u = fill_source(
-                    &mut user,
-                    member_object(&top, "mcpServers"),
-                    shape::claude_code,
-                );
-                (l, u)
-            }
-        },
+            })
+        }
     };
 
     let mut project = Source::new(
@@ -148,26 +142,22 @@ fn container_for(key: &str) -> String {
 
 /// Read `base/<file>` and take its `mcpServers`.
 fn read_servers(source: &mut Source, base: &std::path::Path, file: &str) -> Vec<Server> {
-    match load_object(base, &[file], &Options::STRICT) {
-        Ok(top) => fill_source(
-            source,
-            member_object(&top, "mcpServers"),
-            shape::claude_code,
-        ),
-        Err(u) => {
-            source.set(u);
-            Vec::new()
-        }
-    }
+    let rows = with_object(base, &[file], &Options::STRICT, |top| {
+        fill_source(source, member_object(top, "mcpServers"), shape::claude_code)
+    });
+    rows.unwrap_or_else(|u| {
+        source.set(u);
+        Vec::new()
+    })
 }
 
 /// Find `projects[<key>].mcpServers` under the canonical or explicit key.
-fn local_container<'a>(
-    top: &'a Object,
+fn local_container<'o, 'a>(
+    top: &'o Object<'a>,
     canonical: &str,
     explicit: &str,
     local: &mut Source,
-) -> Result<Option<&'a Object>, Unavailable> {
+) -> Result<Option<&'o Object<'a>>, Unavailable> {
     let Some(projects) = member_object(top, "projects")? else {
         return Ok(None);
     };
@@ -193,31 +183,33 @@ fn local_container<'a>(
 }
 
 /// Fill `possibleShadowedBy` and `possiblyExcludedBy` on every row.
+/// `servers` is in scope order, each scope sorted by name, so a name is
+/// looked up in a higher scope by binary search (no hashing of 15,000 names).
 fn annotate(servers: &mut [Server], managed_exists: bool) {
-    let rank = |scope: &str| SHADOW_ORDER.iter().position(|s| *s == scope);
-    // name -> bit set of shadow-order scopes declaring it.
-    let mut seen: HashMap<&str, u8> = HashMap::new();
-    for s in servers.iter() {
-        if let Some(r) = rank(s.scope) {
-            *seen.entry(s.name.as_str()).or_default() |= 1 << r;
-        }
-    }
-    let higher: Vec<Vec<&'static str>> = servers
+    let spans: Vec<std::ops::Range<usize>> = SHADOW_ORDER
         .iter()
-        .map(|s| match rank(s.scope) {
-            Some(r) => {
-                let bits = seen[s.name.as_str()];
-                (0..r)
-                    .filter(|h| bits & (1 << h) != 0)
-                    .map(|h| SHADOW_ORDER[h])
-                    .collect()
-            }
-            None => Vec::new(),
+        .map(|scope| {
+            let start = servers.iter().position(|s| s.scope == *scope).unwrap_or(0);
+            let len = servers[start..]
+                .iter()
+                .take_while(|s| s.scope == *scope)
+                .count();
+            start..start + len
         })
         .collect();
-    for (s, h) in servers.iter_mut().zip(higher) {
+    for i in 0..servers.len() {
+        let rank = SHADOW_ORDER.iter().position(|s| *s == servers[i].scope);
+        let higher: Vec<&'static str> = (0..rank.unwrap_or(0))
+            .filter(|&h| {
+                let span = &servers[spans[h].clone()];
+                span.binary_search_by(|s| s.name.as_str().cmp(&servers[i].name))
+                    .is_ok()
+            })
+            .map(|h| SHADOW_ORDER[h])
+            .collect();
+        let s = &mut servers[i];
         let excluded = managed_exists && s.scope != MANAGED;
-        s.possible_shadowed_by = Some(h);
+        s.possible_shadowed_by = Some(higher);
         s.possibly_excluded_by = Some(if excluded { vec![MANAGED] } else { Vec::new() });
     }
 }
