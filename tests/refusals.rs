@@ -1,0 +1,115 @@
+//! Refused input exits 2 before anything is attempted. The engine address points nowhere, so
+//! had the command reached the engine (or a build, which comes after it) it would exit 3.
+
+use crate::support::{scopebox, tempdir};
+
+const NOWHERE: (&str, &str) = ("DOCKER_HOST", "unix:///nonexistent.sock");
+
+#[test]
+fn a_candidate_digest_mismatch_is_refused_before_any_engine_call() {
+    let dir = tempdir();
+    let candidate = dir.path().join("c.tar.gz");
+    std::fs::write(&candidate, b"not the archive you are looking for").unwrap();
+    let out_dir = dir.path().join("bundle");
+    let out = scopebox(
+        &[
+            "run",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--candidate",
+            candidate.to_str().unwrap(),
+            "--expect-sha256",
+            &"0".repeat(64),
+        ],
+        &[NOWHERE],
+    );
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains("its sha256 is") && out.stderr.contains("hint: the archive is not"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out_dir.exists(),
+        "nothing may happen before the digest check"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn pack_refuses_a_mismatching_candidate_too() {
+    let dir = tempdir();
+    let candidate = dir.path().join("c.tar.gz");
+    std::fs::write(&candidate, b"x").unwrap();
+    let out_dir = dir.path().join("pack");
+    let out = scopebox(
+        &[
+            "pack",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--candidate",
+            candidate.to_str().unwrap(),
+            "--expect-sha256",
+            &"a".repeat(64),
+        ],
+        &[NOWHERE],
+    );
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(!out_dir.exists());
+}
+
+#[test]
+fn a_candidate_without_its_digest_is_a_usage_error() {
+    let out = scopebox(
+        &["run", "--out", "/tmp/unused", "--candidate", "x.tar.gz"],
+        &[NOWHERE],
+    );
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("--expect-sha256"), "{}", out.stderr);
+}
+
+#[test]
+fn a_zero_deadline_is_a_usage_error() {
+    let out = scopebox(
+        &["run", "--out", "/tmp/unused", "--deadline", "0"],
+        &[NOWHERE],
+    );
+    assert_eq!(out.code, 2, "{out:?}");
+}
+
+#[test]
+fn a_non_empty_bundle_directory_is_refused() {
+    let dir = tempdir();
+    std::fs::write(dir.path().join("old"), b"").unwrap();
+    let out = scopebox(&["run", "--out", dir.path().to_str().unwrap()], &[NOWHERE]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("it is not empty"), "{}", out.stderr);
+    assert!(out.stderr.contains("hint: pass a new or empty directory"));
+}
+
+#[test]
+fn an_invalid_matrix_is_refused() {
+    let dir = tempdir();
+    let matrix = dir.path().join("m.json");
+    std::fs::write(
+        &matrix,
+        br#"{"schemaVersion":1,"name":"x","canaries":[],"cases":[],"extra":1}"#,
+    )
+    .unwrap();
+    let out = scopebox(
+        &[
+            "run",
+            "--out",
+            dir.path().join("b").to_str().unwrap(),
+            "--matrix",
+            matrix.to_str().unwrap(),
+        ],
+        &[NOWHERE],
+    );
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains("failed to parse matrix"),
+        "{}",
+        out.stderr
+    );
+}

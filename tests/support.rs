@@ -1,0 +1,108 @@
+//! Helpers shared by the end-to-end tests: run the binary and capture everything, make
+//! per-test directories, require the engine (a failure under `CI=true`, a skip elsewhere),
+//! and ask the engine what carries a label.
+
+use scopebox::engine::docker::DockerEngine;
+use scopebox::engine::{Engine, Labelled};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What one invocation of the binary did.
+#[derive(Debug)]
+pub struct Outcome {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn scopebox(args: &[&str], envs: &[(&str, &str)]) -> Outcome {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_scopebox"));
+    cmd.args(args).current_dir(workspace());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the scopebox binary runs");
+    Outcome {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+pub fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("scopebox-e2e-")
+        .tempdir()
+        .expect("a temporary directory")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+/// Whether the engine answers; under `CI=true` its absence is a test failure.
+pub fn engine_available() -> bool {
+    let host = DockerEngine::host_from_env();
+    let reachable = DockerEngine::connect(&host)
+        .ok()
+        .is_some_and(|engine| runtime().block_on(engine.ping()).is_ok());
+    if !reachable {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("the Docker engine at {host} is required under CI=true");
+        }
+        eprintln!("skipped: no Docker engine at {host} (set CI=true to make this a failure)");
+    }
+    reachable
+}
+
+/// Skip (or, under CI=true, fail) when no engine answers.
+macro_rules! require_engine {
+    () => {
+        if !crate::support::engine_available() {
+            return;
+        }
+    };
+}
+pub(crate) use require_engine;
+
+/// Containers and volumes carrying `label` right now.
+pub fn labelled(label: &str) -> Vec<Labelled> {
+    let engine = DockerEngine::connect(&DockerEngine::host_from_env()).expect("engine client");
+    runtime()
+        .block_on(engine.list(label))
+        .expect("listing by label")
+}
+
+/// Run an async engine operation to completion.
+pub fn with_engine<T>(f: impl AsyncFnOnce(&DockerEngine) -> T) -> T {
+    let engine = DockerEngine::connect(&DockerEngine::host_from_env()).expect("engine client");
+    runtime().block_on(f(&engine))
+}
+
+/// The first `n` cases of the Claude Code matrix, written to `dir/small.json`.
+pub fn small_matrix(dir: &Path, n: usize) -> PathBuf {
+    let path = workspace().join("harness/matrix/claude-code.json");
+    let mut matrix: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("the claude-code matrix")).unwrap();
+    let cases = matrix["cases"].as_array_mut().unwrap();
+    assert!(cases.len() >= n, "the matrix has fewer than {n} cases");
+    cases.truncate(n);
+    matrix["name"] = "e2e-small".into();
+    let out = dir.join("small.json");
+    std::fs::write(&out, serde_json::to_vec_pretty(&matrix).unwrap()).unwrap();
+    out
+}
+
+/// `runId` from a `--json` summary on stdout.
+pub fn run_id(stdout: &str) -> String {
+    let summary: serde_json::Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("stdout is one JSON summary ({e}): {stdout:?}"));
+    summary["runId"].as_str().expect("runId").to_string()
+}

@@ -1,0 +1,112 @@
+//! Sweeps against the real engine. Leftovers whose owner process is gone are removed; objects
+//! of a live run are not; `--keep-on-failure` objects survive ordinary sweeps until
+//! `scopebox sweep` removes them.
+
+use crate::support::{labelled, require_engine, run_id, scopebox, tempdir, with_engine, workspace};
+use scopebox::boundary;
+use scopebox::engine::{Engine, Labels, KEEP_LABEL, OWNER_LABEL, RUN_LABEL};
+use scopebox::image::{self, Contents, Recipe};
+
+fn labels(run: &str, owner: String) -> Labels {
+    let mut l = Labels::new();
+    l.insert(RUN_LABEL.into(), run.into());
+    l.insert(OWNER_LABEL.into(), owner);
+    l
+}
+
+#[test]
+fn leftovers_of_dead_runs_are_swept_and_live_ones_stay() {
+    require_engine!();
+    let host = boundary::hostname();
+    let dead_run = format!("e2e-dead-{}", std::process::id());
+    let live_run = format!("e2e-live-{}", std::process::id());
+    // An image for a container that is created but never started.
+    let root = workspace();
+    let (recipe, recipe_bytes) = Recipe::load(&root).unwrap();
+    let (policy, _) = boundary::load_policy(&root).unwrap();
+    let candidate = vec![scopebox::pack::ArchiveFile {
+        path: "bin/mcpscope".into(),
+        mode: 0o755,
+        bytes: b"never run".to_vec(),
+    }];
+    let img = image::build(
+        &recipe,
+        &recipe_bytes,
+        &Contents {
+            candidate: &candidate,
+            runner: b"never run",
+            sentinel: b"never run",
+            matrix: b"{}",
+        },
+    )
+    .unwrap();
+    let dead = labels(&dead_run, format!("{host}/4294967295"));
+    let live = labels(&live_run, format!("{host}/{}", std::process::id()));
+    with_engine(async |e| {
+        e.load_image(image::docker_archive(&img)).await.unwrap();
+        let names = boundary::Names::for_run(&dead_run);
+        e.create_volume(&names.volume, &dead).await.unwrap();
+        e.create_container(
+            &names.container,
+            boundary::create_body(&policy, &img.id, &names.volume, &dead),
+        )
+        .await
+        .unwrap();
+        e.create_volume(&boundary::Names::for_run(&live_run).volume, &live)
+            .await
+            .unwrap();
+    });
+    assert_eq!(labelled(&format!("{RUN_LABEL}={dead_run}")).len(), 2);
+
+    let out = scopebox(&["sweep", "--json"], &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(labelled(&format!("{RUN_LABEL}={dead_run}")).is_empty());
+    let still = labelled(&format!("{RUN_LABEL}={live_run}"));
+    assert_eq!(still.len(), 1, "the live run's volume must stay");
+    with_engine(async |e| e.remove_volume(&still[0].id).await.unwrap());
+}
+
+#[test]
+fn keep_on_failure_keeps_the_objects_until_scopebox_sweep() {
+    require_engine!();
+    let dir = tempdir();
+    let out = scopebox(
+        &[
+            "run",
+            "--out",
+            dir.path().join("b").to_str().unwrap(),
+            "--matrix",
+            workspace()
+                .join("harness/matrix/faults/stall.json")
+                .to_str()
+                .unwrap(),
+            "--deadline",
+            "3",
+            "--keep-on-failure",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 124, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("remove them with: scopebox sweep"),
+        "{}",
+        out.stderr
+    );
+    let label = format!("{RUN_LABEL}={}", run_id(&out.stdout));
+    let kept = labelled(&label);
+    assert_eq!(kept.len(), 2, "container and volume kept: {kept:?}");
+    assert!(kept.iter().all(|o| o.labels.contains_key(KEEP_LABEL)));
+    // An ordinary (start-of-run) sweep leaves kept objects alone…
+    let report = with_engine(async |e| {
+        scopebox::run::sweep_stale(e, false, scopebox::run::owner_is_live)
+            .await
+            .unwrap()
+    });
+    assert!(kept.iter().all(|o| !report.removed.contains(&o.id)));
+    assert_eq!(labelled(&label).len(), 2);
+    // …and `scopebox sweep` removes them.
+    let out = scopebox(&["sweep"], &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(labelled(&label).is_empty());
+}

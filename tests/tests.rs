@@ -1,0 +1,23 @@
+//! End-to-end tests of the `scopebox` binary, against the real Docker engine where one is
+//! needed. Under `CI=true` a missing engine fails those tests; elsewhere they are skipped with a
+//! note on stderr. Nothing here asserts on timing.
+
+// Running the binary, per-test directories, the engine requirement, engine queries.
+mod support;
+
+// Refused input: usage errors, a digest mismatch before any engine call or build, a
+// non-empty bundle directory.
+mod refusals;
+
+// An unreachable engine: exit 3 and a hint naming the address tried.
+mod unreachable;
+
+// `scopebox pack`: identical bytes twice; the packed archive passes `--expect-sha256`.
+mod pack;
+
+// `scopebox run`: a full run over a small matrix gives exit 0 and a complete, verifiable
+// bundle; the stall fault matrix hits the deadline (124), is killed, exported, and removed.
+mod run;
+
+// `scopebox sweep` and the start-of-run sweep: leftovers of dead runs go, live runs stay.
+mod sweep;
