@@ -10,7 +10,7 @@
 
 mod bundle_safety;
 mod interop;
-// mod reference; (enabled once tests/reference-bundle/ is committed)
+mod reference;
 mod selftest;
 mod signing;
 mod util;
