@@ -13,3 +13,7 @@ mod host_run;
 mod detection;
 // The scopebox-runner binary: check-matrix, refusal exit codes, the stall fault.
 mod binary;
+// The vscode matrix as data, and its host-stable cases against the real mcpscope.
+mod vscode_matrix;
+// The DSH matrix as data, and every case against the real mcpscope on this host (rebased).
+mod dsh_matrix;
