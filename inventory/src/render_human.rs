@@ -20,6 +20,10 @@ use crate::profile::Client;
 /// Escape everything that could move the cursor, recolour, reorder or hide
 /// text on a terminal.
 pub fn sanitize(s: &str) -> Cow<'_, str> {
+    // Printable ASCII other than the backslash needs nothing: the common case.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'\\') {
+        return Cow::Borrowed(s);
+    }
     if !s.chars().any(needs_escape) {
         return Cow::Borrowed(s);
     }
@@ -133,8 +137,19 @@ fn state_label(state: FileState, reason: Option<crate::model::Reason>) -> String
     }
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+/// `n` and the singular or plural noun, as a `Display` (no allocation: the
+/// report has a few of these per server row).
+struct Plural<'a>(usize, &'a str, &'a str);
+
+impl std::fmt::Display for Plural<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let noun = if self.0 == 1 { self.1 } else { self.2 };
+        write!(f, "{} {noun}", self.0)
+    }
+}
+
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> Plural<'a> {
+    Plural(n, one, many)
 }
 
 fn write_source(o: &mut String, s: &Source, width: usize) -> std::fmt::Result {
@@ -213,13 +228,13 @@ fn write_server(o: &mut String, v: &Server) -> std::fmt::Result {
         let status = if d.active {
             "active"
         } else if d.skipped {
-            "skipped (enabled: false; holds no key)"
+            "skipped (enabled: false)"
         } else if !sh.valid {
-            "invalid (not mounted; holds no key)"
+            "invalid (not mounted)"
         } else if matches!(v.shadowed_by, Some(Some(_))) {
             "shadowed (not mounted)"
         } else {
-            "disabled placeholder (holds its keys; mounts nothing)"
+            "disabled (placeholder: mounts nothing)"
         };
         let holds = if d.claims.is_empty() {
             String::new()
@@ -256,7 +271,7 @@ fn write_instructions(o: &mut String, all: &[Instruction]) -> std::fmt::Result {
     let width = shown.iter().map(|i| i.scope.len()).max().unwrap_or(0);
     for i in &shown {
         let label = match (i.state, i.bytes) {
-            (FileState::Present, Some(b)) => plural(b as usize, "byte", "bytes"),
+            (FileState::Present, Some(b)) => plural(b as usize, "byte", "bytes").to_string(),
             _ => state_label(i.state, i.reason),
         };
         writeln!(o, "  {:<width$}  {}  ({label})", i.scope, sanitize(&i.path))?;
