@@ -256,6 +256,11 @@ case("managed-empty-object-excludes", "an empty managed-mcp.json still excludes 
      head(True) + src("project", "present", count=3) + src("managed", "present", count=0)
      + rows([("project", "project")], excluded=["managed"]))
 
+case("managed-unreadable-still-excludes", "a managed-mcp.json that exists but cannot be read may still be honoured: other servers stay possiblyExcludedBy managed",
+     [ROOT, "--json"], [d(ROOT), text(PROJECT_JSON, js(project_json())), *links("project", "managed"), text(MANAGED_JSON, js(managed_json()), "0000")], 1,
+     head(False) + src("project", "present", count=3) + src("managed", "unreadable", "permission-denied")
+     + rows([("project", "project")], excluded=["managed"]), stderr_contains=["inventory incomplete"])
+
 # ---- shadowing across scopes ----
 
 def shared(tag):

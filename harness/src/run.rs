@@ -88,6 +88,13 @@ pub fn run(layout: &Layout, progress: &mut dyn Write) -> RunStatus {
         Err(e) => {
             let message = format!("failed to {e}: {}", e.source);
             let _ = writeln!(progress, "error: {message}");
+            if e.path.starts_with(&layout.evidence_dir) {
+                let _ = writeln!(
+                    progress,
+                    "hint: {} must be the evidence volume, writable by uid 1000 (an image directory owned 1000:1000)",
+                    layout.evidence_dir.display()
+                );
+            }
             let error = RunError {
                 kind: "harness".into(),
                 message,
@@ -245,6 +252,30 @@ mod tests {
         assert_eq!(RunStatus::Failed.exit_code(), 1);
         assert_eq!(RunStatus::MatrixRefused.exit_code(), 2);
         assert_eq!(RunStatus::HarnessFailed.exit_code(), 3);
+    }
+
+    #[test]
+    fn an_unwritable_evidence_dir_is_a_harness_failure_with_a_hint() {
+        let d = tempfile::tempdir().unwrap();
+        let mut l =
+            Layout::rebased(d.path(), Path::new("/bin/true"), Path::new("/bin/true")).unwrap();
+        std::fs::write(
+            &l.matrix_path,
+            r#"{"schemaVersion":1,"name":"x","canaries":[],"cases":[
+                {"id":"a","client":"claude-code","description":"","args":[],"expect":{"exitCode":0}}]}"#,
+        )
+        .unwrap();
+        // A file where the evidence directory's parent should be: nothing can be created.
+        std::fs::write(d.path().join("blocker"), "").unwrap();
+        l.evidence_dir = d.path().join("blocker/evidence");
+        let mut progress = Vec::new();
+        assert_eq!(run(&l, &mut progress), RunStatus::HarnessFailed);
+        let progress = String::from_utf8(progress).unwrap();
+        assert!(
+            progress.starts_with("error: failed to create "),
+            "{progress}"
+        );
+        assert!(progress.contains("\nhint: "), "{progress}");
     }
 
     #[test]
