@@ -161,3 +161,45 @@ fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
     let id = run_id(&out.stdout);
     assert!(labelled(&format!("scopebox.run={id}")).is_empty());
 }
+
+#[test]
+fn a_failing_case_fails_the_run_with_exit_1_and_still_cleans_up() {
+    require_engine!();
+    let dir = tempdir();
+    let matrix_path = small_matrix(dir.path(), 2);
+    let mut matrix: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&matrix_path).unwrap()).unwrap();
+    // The second case now expects an exit code the candidate never gives.
+    matrix["cases"][1]["expect"]["exitCode"] = 42.into();
+    std::fs::write(&matrix_path, serde_json::to_vec(&matrix).unwrap()).unwrap();
+    let bundle = dir.path().join("bundle");
+    let out = scopebox(
+        &[
+            "run",
+            "--out",
+            bundle.to_str().unwrap(),
+            "--matrix",
+            matrix_path.to_str().unwrap(),
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("FAILED: 1/2 cases passed"),
+        "{}",
+        out.stderr
+    );
+    let receipt = assert_bundle_complete(&bundle);
+    assert_eq!(receipt.cases[0].verdict, "pass");
+    assert_eq!(receipt.cases[1].verdict, "fail");
+    assert!(receipt.cleanup.container_removed && receipt.cleanup.volume_removed);
+    let report =
+        scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).expect("readable");
+    assert!(
+        !report.verified,
+        "the verifier must reject a failed case too"
+    );
+    let id = run_id(&out.stdout);
+    assert!(labelled(&format!("scopebox.run={id}")).is_empty());
+}

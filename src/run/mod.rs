@@ -209,13 +209,15 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         );
     }
     const SHOWN: usize = 12;
-    for problem in conclusion.problems.iter().take(SHOWN) {
+    // After Ctrl-C everything downstream is missing by design; say only that.
+    let shown = if rec.interrupted { 1 } else { SHOWN };
+    for problem in conclusion.problems.iter().take(shown) {
         eprintln!("  problem: {problem}");
     }
-    if conclusion.problems.len() > SHOWN {
+    if conclusion.problems.len() > shown && !rec.interrupted {
         eprintln!(
             "  … and {} more (see the receipt)",
-            conclusion.problems.len() - SHOWN
+            conclusion.problems.len() - shown
         );
     }
     let verdict = match outcome {
