@@ -27,6 +27,23 @@ pub const DEFAULT_DEADLINE_SECS: u64 = 180;
 const STOP_GRACE: Duration = Duration::from_secs(10);
 /// After a normal exit, how long the remaining log lines may take to arrive.
 const LOG_DRAIN: Duration = Duration::from_secs(2);
+/// Bound on any single engine call other than the wait (which the deadline bounds): a hung
+/// engine must not hang the run, and cleanup must still be attempted.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// An engine call under `STEP_TIMEOUT`.
+async fn bounded<T>(call: impl Future<Output = Result<T, EngineError>>) -> Result<T, EngineError> {
+    match tokio::time::timeout(STEP_TIMEOUT, call).await {
+        Ok(result) => result,
+        Err(_) => Err(EngineError::new(
+            format!(
+                "get an answer from the Docker engine within {} s",
+                STEP_TIMEOUT.as_secs()
+            ),
+            EngineErrorKind::Other,
+        )),
+    }
+}
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -152,19 +169,17 @@ async fn steps<E: Engine, W: Write>(
     rec: &mut Record,
     progress: &mut Progress<W>,
 ) {
-    if let Err(e) = engine.create_volume(&plan.names.volume, &plan.labels).await {
+    if let Err(e) = bounded(engine.create_volume(&plan.names.volume, &plan.labels)).await {
         return rec.fail(e);
     }
     rec.volume_created = true;
-    let id = match engine
-        .create_container(&plan.names.container, plan.body.clone())
-        .await
+    let id = match bounded(engine.create_container(&plan.names.container, plan.body.clone())).await
     {
         Ok(id) => id,
         Err(e) => return rec.fail(e),
     };
     rec.container_id = Some(id.clone());
-    if let Err(e) = engine.start_container(&id).await {
+    if let Err(e) = bounded(engine.start_container(&id)).await {
         return rec.fail(e);
     }
     rec.started = true;
@@ -221,19 +236,16 @@ async fn steps<E: Engine, W: Write>(
     rec.run_ms = started.elapsed().as_millis() as u64;
 
     let exporting = Instant::now();
-    match engine
-        .download(&id, layout::EVIDENCE_DIR, MAX_ARCHIVE_BYTES)
-        .await
-    {
+    match bounded(engine.download(&id, layout::EVIDENCE_DIR, MAX_ARCHIVE_BYTES)).await {
         Ok(tar) => rec.evidence = Some(tar),
         Err(e) => rec.fail(e),
     }
     rec.export_ms = exporting.elapsed().as_millis() as u64;
-    match engine.inspect_container(&id).await {
+    match bounded(engine.inspect_container(&id)).await {
         Ok(doc) => rec.container_inspect = Some(doc),
         Err(e) => rec.fail(e),
     }
-    match engine.inspect_image(&plan.image_id).await {
+    match bounded(engine.inspect_image(&plan.image_id)).await {
         Ok(Some(doc)) => rec.image_inspect = Some(doc),
         Ok(None) => rec.errors.push(format!(
             "failed to inspect image {}: the engine no longer has it",
@@ -244,7 +256,7 @@ async fn steps<E: Engine, W: Write>(
 }
 
 async fn kill<E: Engine>(engine: &E, rec: &mut Record, id: &str) {
-    match engine.kill_container(id).await {
+    match bounded(engine.kill_container(id)).await {
         Ok(()) => rec.killed = true,
         // Not running any more: nothing left to kill.
         Err(e)
@@ -264,13 +276,13 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
             volume_removed: !rec.volume_created,
             leftovers: 0,
         };
-        if let Ok(found) = engine.list(&run_label(&plan.names.run_id)).await {
+        if let Ok(found) = bounded(engine.list(&run_label(&plan.names.run_id))).await {
             rec.cleanup.leftovers = found.len() as u32;
         }
         return;
     }
     if let Some(id) = rec.container_id.clone() {
-        match engine.remove_container(&id).await {
+        match bounded(engine.remove_container(&id)).await {
             Ok(()) => {}
             Err(e) if e.kind == EngineErrorKind::NotFound => {}
             Err(e) => rec.fail(e),
@@ -280,7 +292,7 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
     // telling us (Ctrl-C mid-create): containers first, since a volume in use cannot go.
     let label = run_label(&plan.names.run_id);
     let mut swept_volume = false;
-    match engine.list(&label).await {
+    match bounded(engine.list(&label)).await {
         Ok(found) => {
             swept_volume = found
                 .iter()
@@ -291,13 +303,13 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
         Err(e) => rec.fail(e),
     }
     if rec.volume_created && !swept_volume {
-        match engine.remove_volume(&plan.names.volume).await {
+        match bounded(engine.remove_volume(&plan.names.volume)).await {
             Ok(()) => {}
             Err(e) if e.kind == EngineErrorKind::NotFound => {}
             Err(e) => rec.fail(e),
         }
     }
-    rec.cleanup = match engine.list(&label).await {
+    rec.cleanup = match bounded(engine.list(&label)).await {
         Ok(found) => Cleanup {
             container_removed: !found.iter().any(|o| o.kind == ObjectKind::Container),
             volume_removed: !found.iter().any(|o| o.kind == ObjectKind::Volume),
@@ -336,7 +348,7 @@ pub async fn sweep_stale<E: Engine>(
     include_kept: bool,
     is_live: impl Fn(&str) -> bool,
 ) -> Result<SweepReport, EngineError> {
-    let found = engine.list(RUN_LABEL).await?;
+    let found = bounded(engine.list(RUN_LABEL)).await?;
     let (stale, alive): (Vec<Labelled>, Vec<Labelled>) = found.into_iter().partition(|o| {
         let kept = o.labels.contains_key(KEEP_LABEL);
         let live = o
@@ -356,8 +368,8 @@ async fn remove_all<E: Engine>(engine: &E, objects: &[Labelled]) -> SweepReport 
     for kind in [ObjectKind::Container, ObjectKind::Volume] {
         for o in objects.iter().filter(|o| o.kind == kind) {
             let result = match kind {
-                ObjectKind::Container => engine.remove_container(&o.id).await,
-                ObjectKind::Volume => engine.remove_volume(&o.id).await,
+                ObjectKind::Container => bounded(engine.remove_container(&o.id)).await,
+                ObjectKind::Volume => bounded(engine.remove_volume(&o.id)).await,
             };
             match result {
                 Ok(()) => report.removed.push(o.id.clone()),
@@ -540,6 +552,20 @@ mod tests {
             .iter()
             .any(|e| e.starts_with("failed to copy /evidence")));
         assert!(rec.container_inspect.is_some());
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_export_times_out_and_cleanup_still_runs() {
+        let fake = Fake::new().hanging(Step::Download);
+        let rec = go(&fake, &plan(false)).await;
+        assert!(rec.evidence.is_none() && rec.failed());
+        assert!(
+            rec.errors.iter().any(|e| e.contains("within 120 s")),
+            "{:?}",
+            rec.errors
+        );
+        assert!(fake.calls().contains(&"inspect_container c1".to_string()));
         removed_everything(&fake, &rec);
     }
 
