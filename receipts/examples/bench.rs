@@ -1,45 +1,53 @@
-//! Benchmark (not a test: timing never decides pass/fail): writes a synthetic bundle of N
-//! cases (default 100), times verifying it and the whole mutation self-test, and prints the
-//! figures. `cargo run --release -p scopebox-receipts --example bench [-- CASES [DIR]]`.
-//! With DIR, the bundle is left there (useful to try `scopebox-verify` by hand).
+//! Benchmark (not a test: timing never decides pass/fail). Times verifying a bundle (median
+//! of 9 in-process runs) and the whole mutation self-test, and prints the figures.
+//!
+//! `cargo run --release -p scopebox-receipts --example bench [-- CASES | BUNDLE_DIR]`
+//! With a number (default 100), a synthetic bundle of that many cases is written to a temp
+//! dir; with a directory, that bundle is used as is (e.g. one from `scopebox run`).
 
 use scopebox_receipts::{selftest, synthetic, verify};
+use std::path::PathBuf;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let cases: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(100);
-    let keep = args.next();
+    let arg = std::env::args().nth(1).unwrap_or_else(|| "100".into());
     let scratch = tempfile::tempdir()?;
-    let dir = match &keep {
-        Some(d) => std::path::PathBuf::from(d),
-        None => scratch.path().join("bundle"),
+    let (dir, label) = match arg.parse::<usize>() {
+        Ok(cases) => {
+            let dir = scratch.path().join("bundle");
+            synthetic::write_bundle(&dir, cases)?;
+            (dir, format!("synthetic {cases}-case bundle"))
+        }
+        Err(_) => (PathBuf::from(&arg), format!("bundle {arg}")),
     };
-    synthetic::write_bundle(&dir, cases)?;
 
     let mut runs = Vec::new();
-    for _ in 0..5 {
+    let mut checks = 0;
+    for _ in 0..9 {
         let start = Instant::now();
         let report = verify::verify_dir(&dir, &verify::VerifyOptions::default())?;
         runs.push(start.elapsed());
-        assert!(report.verified, "the synthetic bundle must verify");
+        if !report.verified {
+            return Err(format!("{label} does not verify: {:?}", report.failed_ids()).into());
+        }
+        checks = report.checks.len();
     }
     runs.sort();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     println!(
-        "verify {cases}-case bundle: median {:.1} ms (min {:.1}, max {:.1}, 5 runs)",
-        runs[2].as_secs_f64() * 1e3,
-        runs[0].as_secs_f64() * 1e3,
-        runs[4].as_secs_f64() * 1e3
+        "verify {label}: {checks} checks, median {:.1} ms (min {:.1}, max {:.1}; 9 runs, read + verify)",
+        ms(runs[4]),
+        ms(runs[0]),
+        ms(runs[8])
     );
 
     let start = Instant::now();
     let report = selftest::run(&dir)?;
-    let elapsed = start.elapsed();
     println!(
-        "self-test on the {cases}-case bundle: {} classes, all rejected: {}, {:.2} s",
+        "self-test {label}: {} classes, all rejected: {}, {:.2} s",
         report.rows.len(),
         report.all_rejected(),
-        elapsed.as_secs_f64()
+        start.elapsed().as_secs_f64()
     );
     Ok(())
 }

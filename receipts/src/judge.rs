@@ -355,7 +355,9 @@ fn short(v: &serde_json::Value) -> String {
 
 /// Whether `needle` occurs in `haystack` (byte search; empty needle never matches).
 pub fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+    // memmem (two-way + SIMD prefilter), not windows(): the verifier runs this for every
+    // canary over every capture, and a memcmp per byte position dominated verification time.
+    !needle.is_empty() && memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// A file entry's exact bytes.

@@ -8,7 +8,7 @@ use super::{Checks, Context};
 use crate::evidence::{
     CaseRecord, RunSummary, CASES_DIR, RECORD_FILE, STDERR_FILE, STDOUT_FILE, SUMMARY_FILE,
 };
-use crate::judge::{contains_bytes, judge, validate_matrix};
+use crate::judge::{judge, validate_matrix};
 use crate::layout;
 use crate::matrix::Matrix;
 use crate::receipt::{CaseEntry, EVIDENCE_DIR, MATRIX_FILE};
@@ -159,6 +159,12 @@ fn judge_cases(ctx: &Context, matrix: &Matrix, checks: &mut Checks) {
 
     let entries: BTreeMap<&str, &CaseEntry> =
         receipt.cases.iter().map(|c| (c.id.as_str(), c)).collect();
+    let canaries: Vec<(&str, memchr::memmem::Finder)> = matrix
+        .canaries
+        .iter()
+        .filter(|c| !c.is_empty())
+        .map(|c| (c.as_str(), memchr::memmem::Finder::new(c.as_bytes())))
+        .collect();
     let mut passed = 0usize;
     let mut judged = 0usize;
     for case in &matrix.cases {
@@ -270,9 +276,9 @@ fn judge_cases(ctx: &Context, matrix: &Matrix, checks: &mut Checks) {
         }
 
         // Canaries and the sentinel, checked directly rather than through `judge`.
-        for canary in matrix.canaries.iter().filter(|c| !c.is_empty()) {
+        for (canary, finder) in &canaries {
             for (stream, bytes) in [("stdout", stdout), ("stderr", stderr)] {
-                if contains_bytes(bytes, canary.as_bytes()) {
+                if finder.find(bytes).is_some() {
                     f.canaries
                         .push(format!("case {id}: canary {canary} in {stream}"));
                 }

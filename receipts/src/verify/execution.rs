@@ -102,6 +102,11 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     }
     if e.deadline_seconds == 0 {
         completed.push("no deadline was set".into());
+    } else if !e.timed_out && e.durations.run_ms > e.deadline_seconds.saturating_mul(1000) {
+        completed.push(format!(
+            "the run took {} ms, past its {} s deadline, yet is not marked timed out",
+            e.durations.run_ms, e.deadline_seconds
+        ));
     }
     let summary = super::cases::summary_path();
     if !ctx.bundle.files.contains_key(&summary) {
