@@ -107,6 +107,40 @@ fn a_full_run_passes_and_writes_a_complete_verifiable_bundle() {
     let id = run_id(&out.stdout);
     assert_eq!(receipt.run_id, id);
     assert!(labelled(&format!("scopebox.run={id}")).is_empty());
+
+    // Signed with a fresh key, it verifies against the public half.
+    let prefix = dir.path().join("release-key");
+    let out = scopebox(&["keygen", "--out", prefix.to_str().unwrap()], &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let private = dir.path().join("release-key.pem");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&private).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+    let out = scopebox(
+        &[
+            "sign",
+            bundle.to_str().unwrap(),
+            "--key",
+            private.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(bundle.join(ENVELOPE_FILE).is_file());
+    let public = std::fs::read_to_string(dir.path().join("release-key.pub.pem")).unwrap();
+    let report = scopebox_receipts::verify::verify_dir(
+        &bundle,
+        &scopebox_receipts::verify::VerifyOptions {
+            public_key_pem: Some(public),
+            ..Default::default()
+        },
+    )
+    .expect("readable");
+    assert!(report.verified, "signed bundle: {:?}", report.failed_ids());
+    // keygen never overwrites.
+    let out = scopebox(&["keygen", "--out", prefix.to_str().unwrap()], &[]);
+    assert_eq!(out.code, 1, "{out:?}");
 }
 
 #[test]

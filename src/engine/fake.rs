@@ -34,6 +34,7 @@ struct State {
     objects: Vec<Labelled>,
     killed: bool,
     next_id: u32,
+    image_absent: bool,
 }
 
 pub struct Fake {
@@ -43,6 +44,8 @@ pub struct Fake {
     wait: WaitBehaviour,
     logs: Vec<Vec<u8>>,
     evidence: Vec<u8>,
+    /// The image ID the engine reports; `None` echoes the one asked for.
+    reported_image_id: Option<String>,
 }
 
 impl Default for Fake {
@@ -60,7 +63,20 @@ impl Fake {
             wait: WaitBehaviour::Exit(0),
             logs: Vec::new(),
             evidence: crate::evidence::tests::evidence_tar(&[]),
+            reported_image_id: None,
         }
+    }
+
+    /// The engine has no image until one is loaded.
+    pub fn without_image(self) -> Fake {
+        self.state.lock().unwrap().image_absent = true;
+        self
+    }
+
+    /// The engine reports this ID for any image it has.
+    pub fn reporting_image_id(mut self, id: &str) -> Fake {
+        self.reported_image_id = Some(id.to_string());
+        self
     }
 
     pub fn failing(mut self, step: Step) -> Fake {
@@ -139,12 +155,19 @@ impl Engine for Fake {
 
     async fn load_image(&self, _archive: Vec<u8>) -> Result<(), EngineError> {
         self.call("load_image".into());
+        self.state.lock().unwrap().image_absent = false;
         Ok(())
     }
 
     async fn inspect_image(&self, id: &str) -> Result<Option<Vec<u8>>, EngineError> {
         self.call(format!("inspect_image {id}"));
-        Ok(Some(format!("{{\"Id\":\"{id}\"}}").into_bytes()))
+        if self.state.lock().unwrap().image_absent {
+            return Ok(None);
+        }
+        let reported = self.reported_image_id.as_deref().unwrap_or(id);
+        Ok(Some(
+            serde_json::to_vec(&serde_json::json!({"Id": reported})).expect("json"),
+        ))
     }
 
     async fn create_volume(&self, name: &str, labels: &Labels) -> Result<(), EngineError> {

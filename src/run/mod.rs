@@ -299,3 +299,73 @@ async fn ensure_image<E: Engine>(engine: &E, image: &image::Image) -> Result<Loa
 pub fn default_matrix(root: &Path) -> PathBuf {
     root.join(DEFAULT_MATRIX)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::fake::Fake;
+    use crate::pack::ArchiveFile;
+
+    fn image() -> image::Image {
+        let root = workspace_root();
+        let (recipe, bytes) = Recipe::load(&root).unwrap();
+        let candidate = [ArchiveFile {
+            path: "bin/mcpscope".into(),
+            mode: 0o755,
+            bytes: b"c".to_vec(),
+        }];
+        image::build(
+            &recipe,
+            &bytes,
+            &Contents {
+                candidate: &candidate,
+                runner: b"r",
+                sentinel: b"s",
+                matrix: b"{}",
+            },
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_image_the_engine_lacks_is_loaded_then_checked() {
+        let img = image();
+        let fake = Fake::new().without_image();
+        let loaded = ensure_image(&fake, &img).await.unwrap();
+        assert!(matches!(loaded, Loaded::Now(IdMatch::ConfigDigest)));
+        assert_eq!(
+            fake.calls(),
+            [
+                format!("inspect_image {}", img.id),
+                "load_image".to_string(),
+                format!("inspect_image {}", img.id),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn an_image_already_loaded_is_reused_without_loading() {
+        let img = image();
+        let fake = Fake::new();
+        assert!(matches!(
+            ensure_image(&fake, &img).await.unwrap(),
+            Loaded::Reused
+        ));
+        assert!(!fake.calls().contains(&"load_image".to_string()));
+    }
+
+    #[tokio::test]
+    async fn an_engine_reporting_another_id_is_refused() {
+        let img = image();
+        let other = format!("sha256:{}", "e".repeat(64));
+        let fake = Fake::new().without_image().reporting_image_id(&other);
+        let err = ensure_image(&fake, &img).await.err().expect("refused");
+        assert!(
+            matches!(
+                err,
+                CommandError::Image(image::ImageError::IdMismatch { .. })
+            ),
+            "{err:?}"
+        );
+    }
+}
