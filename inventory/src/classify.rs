@@ -8,6 +8,8 @@
 //! guard wrapper is configuration metadata only: it never authenticates a
 //! binary or proves that a guard is loaded or enforcing.
 
+use std::borrow::Cow;
+
 use crate::json::Value;
 use crate::model::{GuardForm, Launch, Shape, Transport};
 
@@ -25,13 +27,18 @@ pub fn classify(entry: &Value, shape: &Shape) -> (Launch, GuardForm) {
             let Some(command) = obj.get("command").and_then(Value::as_str) else {
                 return (Launch::Unknown, GuardForm::Unknown);
             };
-            // Leading string arguments only; a non-string argument ends them
-            // (and makes the shape invalid, hence the guard form unknown).
-            let args: Vec<&str> = match obj.get("args") {
-                Some(Value::Array(a)) => a.iter().map_while(Value::as_str).collect(),
-                _ => Vec::new(),
-            };
-            let launch = launch_of(command, &args);
+            // The first leading string arguments only (enough for every row
+            // of the table); a non-string argument ends them (and makes the
+            // shape invalid, hence the guard form unknown).
+            let mut args = [""; 16];
+            let mut n = 0;
+            if let Some(Value::Array(a)) = obj.get("args") {
+                for (slot, arg) in args.iter_mut().zip(a.iter().map_while(Value::as_str)) {
+                    *slot = arg;
+                    n += 1;
+                }
+            }
+            let launch = launch_of(command, &args[..n]);
             (launch, guard_form(launch, shape.valid))
         }
     }
@@ -62,7 +69,7 @@ pub fn launch_of(command: &str, args: &[&str]) -> Launch {
         return Launch::GuardWrapper;
     }
     // Where a package runner's own arguments start (after its subcommand).
-    let runner_args: Option<&[&str]> = match name.as_str() {
+    let runner_args: Option<&[&str]> = match name.as_ref() {
         "npx" | "pnpx" | "bunx" | "uvx" => Some(args),
         "pnpm" | "yarn" if first == Some("dlx") => Some(&args[1..]),
         "npm" if matches!(first, Some("exec" | "x")) => Some(&args[1..]),
@@ -78,7 +85,7 @@ pub fn launch_of(command: &str, args: &[&str]) -> Launch {
             Launch::PackageRunner
         };
     }
-    match name.as_str() {
+    match name.as_ref() {
         "docker" | "podman" | "nerdctl" | "finch"
             if first == Some("run") || (first == Some("container") && second == Some("run")) =>
         {
@@ -93,14 +100,18 @@ pub fn launch_of(command: &str, args: &[&str]) -> Launch {
 }
 
 /// The program's file name: last `/` or `\` component, ASCII-lowercased,
-/// without a Windows `.exe`/`.cmd`/`.bat` suffix.
-fn program_name(command: &str) -> String {
+/// without a Windows `.exe`/`.cmd`/`.bat` suffix. Borrows unless it has to
+/// lowercase.
+fn program_name(command: &str) -> Cow<'_, str> {
     let base = command.rsplit(['/', '\\']).next().unwrap_or("").trim();
-    let mut name = base.to_ascii_lowercase();
+    let name: Cow<'_, str> = if base.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(base.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(base)
+    };
     for suffix in [".exe", ".cmd", ".bat"] {
         if let Some(stripped) = name.strip_suffix(suffix) {
-            name = stripped.to_owned();
-            break;
+            return Cow::Owned(stripped.to_owned());
         }
     }
     name

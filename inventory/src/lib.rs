@@ -2,7 +2,7 @@
 //!
 //! Module map (what each owns):
 //! - [`read`]: bounded, symlink-safe file access (the only config reader);
-//! - [`json`]: the strict/JSONC parser;
+//! - [`json`]: the strict/JSONC parser; [`json_out`]: writing `--json`;
 //! - [`model`]: the v1 output types and closed vocabularies;
 //! - [`shape`], [`classify`]: entry shape checks, launch/guard classification;
 //! - [`instructions`]: instruction-file metadata probing;
@@ -19,6 +19,7 @@ pub mod cli;
 pub mod host;
 pub mod instructions;
 pub mod json;
+pub mod json_out;
 pub mod model;
 pub mod profile;
 pub mod read;
@@ -153,12 +154,8 @@ pub fn document_with(
     }
 }
 
-/// The document as pretty JSON with a final newline.
+/// The document as pretty JSON (two-space indent) with a final newline.
 pub fn to_json(doc: &Document) -> String {
-    // Pre-sized (about 700 bytes per pretty-printed server row) so a
-    // 15,000-server document is not copied by repeated growth.
-    let mut buf = Vec::with_capacity(8192 + 700 * doc.servers.len());
-    serde_json::to_writer_pretty(&mut buf, doc).expect("the model always serializes");
-    buf.push(b'\n');
-    String::from_utf8(buf).expect("serde_json writes UTF-8")
+    // About 700 bytes per server row.
+    json_out::pretty(doc, 8192 + 700 * doc.servers.len())
 }

@@ -38,10 +38,18 @@ pub fn claude_code(entry: &Value) -> Shape {
             header_count: 0,
         };
     };
+    // One pass over the members (entries can have many unknown fields).
+    let mut known: [Option<&Value>; CLAUDE_FIELDS.len()] = [None; CLAUDE_FIELDS.len()];
+    for (k, v) in obj.iter() {
+        if let Ok(i) = CLAUDE_FIELDS.binary_search(&k) {
+            known[i] = Some(v);
+        }
+    }
+    let [args, command, env, headers, headers_helper, ty, url] = known;
     let mut problems = Vec::new();
-    let transport = match obj.get("type") {
-        None if obj.get("command").is_some() => Transport::Stdio,
-        None if obj.get("url").is_some() => {
+    let transport = match ty {
+        None if command.is_some() => Transport::Stdio,
+        None if url.is_some() => {
             problems.push("missing-type");
             Transport::Unknown
         }
@@ -65,54 +73,35 @@ pub fn claude_code(entry: &Value) -> Shape {
         }
     };
     match transport {
-        Transport::Stdio if obj.get("command").is_none() => problems.push("missing-command"),
-        Transport::Http | Transport::Sse | Transport::Ws if obj.get("url").is_none() => {
+        Transport::Stdio if command.is_none() => problems.push("missing-command"),
+        Transport::Http | Transport::Sse | Transport::Ws if url.is_none() => {
             problems.push("missing-url")
         }
         _ => {}
     }
-    check_string(
-        obj,
-        "command",
-        "command-not-string",
-        "empty-command",
-        &mut problems,
-    );
-    let arg_count = check_string_array(
-        obj,
-        "args",
-        "args-not-array",
-        "arg-not-string",
-        &mut problems,
-    );
-    let env_count = check_string_map(
-        obj,
-        "env",
-        "env-not-object",
-        "env-value-not-string",
-        &mut problems,
-    );
-    check_string(obj, "url", "url-not-string", "empty-url", &mut problems);
-    let header_count = check_string_map(
-        obj,
-        "headers",
-        "headers-not-object",
-        "header-value-not-string",
-        &mut problems,
-    );
-    check_string(
-        obj,
-        "headersHelper",
+    let p = &mut problems;
+    string_value(command, "command-not-string", "empty-command", p);
+    let arg_count = string_array_value(args, "args-not-array", "arg-not-string", p);
+    let env_count = string_map_value(env, "env-not-object", "env-value-not-string", p);
+    string_value(url, "url-not-string", "empty-url", p);
+    let header_count =
+        string_map_value(headers, "headers-not-object", "header-value-not-string", p);
+    string_value(
+        headers_helper,
         "headers-helper-not-string",
         "empty-headers-helper",
-        &mut problems,
+        p,
     );
 
     Shape {
         valid: problems.is_empty(),
         problems,
         transport,
-        fields: present_fields(obj, &CLAUDE_FIELDS),
+        fields: CLAUDE_FIELDS
+            .iter()
+            .zip(known)
+            .filter_map(|(name, v)| v.map(|_| *name))
+            .collect(),
         arg_count,
         env_count,
         header_count,
@@ -136,7 +125,16 @@ pub fn check_string(
     empty: &'static str,
     problems: &mut Vec<&'static str>,
 ) {
-    match obj.get(key) {
+    string_value(obj.get(key), not_string, empty, problems)
+}
+
+fn string_value(
+    v: Option<&Value>,
+    not_string: &'static str,
+    empty: &'static str,
+    problems: &mut Vec<&'static str>,
+) {
+    match v {
         None => {}
         Some(Value::String(s)) if s.is_empty() => problems.push(empty),
         Some(Value::String(_)) => {}
@@ -153,7 +151,16 @@ pub fn check_string_array(
     item_not_string: &'static str,
     problems: &mut Vec<&'static str>,
 ) -> usize {
-    match obj.get(key) {
+    string_array_value(obj.get(key), not_array, item_not_string, problems)
+}
+
+fn string_array_value(
+    v: Option<&Value>,
+    not_array: &'static str,
+    item_not_string: &'static str,
+    problems: &mut Vec<&'static str>,
+) -> usize {
+    match v {
         None => 0,
         Some(Value::Array(items)) => {
             if items.iter().any(|v| v.as_str().is_none()) {
@@ -177,7 +184,16 @@ pub fn check_string_map(
     value_not_string: &'static str,
     problems: &mut Vec<&'static str>,
 ) -> usize {
-    match obj.get(key) {
+    string_map_value(obj.get(key), not_object, value_not_string, problems)
+}
+
+fn string_map_value(
+    v: Option<&Value>,
+    not_object: &'static str,
+    value_not_string: &'static str,
+    problems: &mut Vec<&'static str>,
+) -> usize {
+    match v {
         None => 0,
         Some(Value::Object(m)) => {
             if m.iter().any(|(_, v)| v.as_str().is_none()) {
@@ -199,6 +215,11 @@ mod tests {
 
     fn shape(s: &str) -> Shape {
         claude_code(&parse(s.as_bytes(), &Options::STRICT).unwrap())
+    }
+
+    #[test]
+    fn known_fields_are_sorted_for_binary_search() {
+        assert!(CLAUDE_FIELDS.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]
