@@ -48,6 +48,8 @@ impl Row {
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SelfTestReport {
+    /// Always 1.
+    pub schema_version: u32,
     pub bundle: String,
     pub rows: Vec<Row>,
 }
@@ -940,6 +942,7 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(SelfTestReport {
+        schema_version: 1,
         bundle: bundle.display().to_string(),
         rows,
     })

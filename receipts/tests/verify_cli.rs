@@ -123,3 +123,36 @@ fn a_key_that_is_not_a_pem_is_a_failed_signature_check_not_a_panic() {
     let missing = verify_bin(&[bundle.to_str().unwrap(), "--key", "/nonexistent.pem"]);
     assert_eq!(missing.code, 2);
 }
+
+#[test]
+fn another_policy_can_be_named_and_is_then_the_one_judged_against() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let policy = tmp.path().join("policy.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(scopebox_receipts::verify::REFERENCE_POLICY_JSON).unwrap();
+    doc["pidsLimit"] = 128.into();
+    std::fs::write(&policy, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let run = verify_bin(&[
+        bundle.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.contains("pidsLimit differ"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("pids-limit: expected 128, got 256"),
+        "{}",
+        run.stdout
+    );
+    std::fs::write(&policy, b"{}").unwrap();
+    assert_eq!(
+        verify_bin(&[
+            bundle.to_str().unwrap(),
+            "--policy",
+            policy.to_str().unwrap()
+        ])
+        .code,
+        2
+    );
+}

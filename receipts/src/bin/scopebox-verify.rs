@@ -3,6 +3,7 @@
 //! exit code in one place. It never writes into the bundle.
 
 use clap::Parser;
+use scopebox_receipts::policy::BoundaryPolicy;
 use scopebox_receipts::selftest;
 use scopebox_receipts::verify::{self, report, VerifyOptions};
 use std::path::PathBuf;
@@ -25,6 +26,9 @@ struct Args {
     /// SPKI PEM public key (PREFIX.pub.pem); requires a valid receipt.dsse.json.
     #[arg(long, value_name = "PUB.pem")]
     key: Option<PathBuf>,
+    /// Judge against this boundary policy instead of the built-in images/boundary-policy.json.
+    #[arg(long, value_name = "POLICY.json")]
+    policy: Option<PathBuf>,
     /// Print the result as a JSON document (schemaVersion 1) instead of a check list.
     #[arg(long)]
     json: bool,
@@ -66,13 +70,25 @@ fn run(args: &Args) -> Outcome {
             }
         }
     }
+    if let Some(path) = &args.policy {
+        let parsed = std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| BoundaryPolicy::from_json(&bytes).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(policy) => options.policy = Some(policy),
+            Err(e) => {
+                eprintln!("error: failed to read the policy {}: {e}", path.display());
+                return Outcome::Unreadable;
+            }
+        }
+    }
     let shown = args.bundle.display().to_string();
     match verify::verify_dir(&args.bundle, &options) {
         Ok(report) => {
             if args.json {
                 print_json(&report::JsonReport::from_report(&report));
             } else {
-                print!("{}", report::render_text(&report));
+                emit(&report::render_text(&report));
             }
             if report.verified {
                 Outcome::Verified
@@ -96,7 +112,7 @@ fn self_test(args: &Args) -> Outcome {
             if args.json {
                 print_json(&report);
             } else {
-                print!("{}", report.render_text());
+                emit(&report.render_text());
             }
             if report.all_rejected() {
                 Outcome::Verified
@@ -116,7 +132,15 @@ fn self_test(args: &Args) -> Outcome {
 
 fn print_json<T: serde::Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
-        Ok(text) => println!("{text}"),
+        Ok(text) => emit(&format!("{text}\n")),
         Err(e) => eprintln!("error: failed to render JSON: {e}"),
     }
+}
+
+/// Write to stdout; a closed pipe (`| head`) is not an error worth a panic, and the exit code
+/// still reports the verdict.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
