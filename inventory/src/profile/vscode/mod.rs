@@ -20,13 +20,15 @@
 pub mod container;
 pub mod shape;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::host::{Host, Os};
 use crate::instructions;
 use crate::json::{Options, Value};
-use crate::model::{Coverage, FileState, Reason, RootFields, Server, Shape, Source, Unavailable};
+use crate::model::{
+    Coverage, FileState, GuardForm, Reason, RootFields, Server, Shape, Source, Unavailable,
+};
 use crate::profile::{fill_source, path_string, with_object, Inventory};
 use crate::root::SelectedRoot;
 use container::Layout;
@@ -227,11 +229,20 @@ fn read_candidate(c: &Candidate) -> (Source, Vec<Server>) {
         source.format = Some(i.format);
         source.container = i.container.to_owned();
         source.uninterpreted_root_fields = Some(i.root_fields);
+        // Declarations whose env holds a number or null: valid VS Code
+        // shapes beyond the string-only guard recognizer.
+        let beyond: HashSet<&str> = match i.entries {
+            Ok(Some(entries)) => entries
+                .iter()
+                .filter(|(_, e)| shape::env_beyond_strings(e))
+                .map(|(name, _)| name)
+                .collect(),
+            _ => HashSet::new(),
+        };
         let mut rows = fill_source(&mut source, i.entries, shape_of);
-        for (row, (name, entry)) in rows.iter_mut().zip(sorted_entries(&i)) {
-            debug_assert_eq!(row.name, name);
-            if shape::env_beyond_strings(entry) {
-                row.guard_form = crate::model::GuardForm::Unknown;
+        for row in &mut rows {
+            if beyond.contains(row.name.as_str()) {
+                row.guard_form = GuardForm::Unknown;
             }
         }
         rows
@@ -250,17 +261,6 @@ fn read_candidate(c: &Candidate) -> (Source, Vec<Server>) {
         row.format = source.format;
     }
     (source, rows)
-}
-
-/// The interpreted entries in row order (code point order of names), so
-/// they pair up with [`fill_source`]'s sorted rows.
-fn sorted_entries<'o, 'a>(i: &container::Interpretation<'o, 'a>) -> Vec<(&'o str, &'o Value<'a>)> {
-    let mut entries: Vec<(&str, &Value)> = match i.entries {
-        Ok(Some(o)) => o.iter().collect(),
-        _ => Vec::new(),
-    };
-    entries.sort_by(|a, b| a.0.cmp(b.0));
-    entries
 }
 
 /// Fill `sameNameIn` on every row: the other origins (in origin order) that
@@ -287,5 +287,78 @@ fn annotate_same_names(servers: &mut [Server]) {
         .collect();
     for (s, o) in servers.iter_mut().zip(others) {
         s.same_name_in = Some(o);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Launch, Transport};
+
+    fn row(origin: &'static str, name: &str) -> Server {
+        Server {
+            name: name.to_owned(),
+            scope: origin,
+            origin: Some(origin),
+            format: None,
+            path: String::new(),
+            configured: true,
+            shape: Shape {
+                valid: true,
+                problems: Vec::new(),
+                transport: Transport::Stdio,
+                fields: Vec::new(),
+                arg_count: 0,
+                env_count: 0,
+                header_count: 0,
+            },
+            launch: Launch::Executable,
+            guard_form: GuardForm::Direct,
+            possible_shadowed_by: None,
+            possibly_excluded_by: None,
+            same_name_in: None,
+            shadowed_by: None,
+            dsh: None,
+        }
+    }
+
+    #[test]
+    fn same_name_in_lists_the_other_origins_in_origin_order() {
+        let mut rows = vec![
+            row(VSCODE_PROJECT, "a"),
+            row(COPILOT_PROJECT, "b"),
+            row(VSCODE_USER, "a"),
+            row(COPILOT_USER, "a"),
+            row(COPILOT_USER, "A"),
+        ];
+        annotate_same_names(&mut rows);
+        let got: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|r| r.same_name_in.clone().unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                vec![VSCODE_USER, COPILOT_USER],
+                vec![],
+                vec![VSCODE_PROJECT, COPILOT_USER],
+                vec![VSCODE_PROJECT, VSCODE_USER],
+                // Exact names only: no case folding or normalization.
+                vec![],
+            ]
+        );
+    }
+
+    #[test]
+    fn the_default_code_user_directory_per_os() {
+        assert_eq!(code_user_dir(Os::Linux), [".config", "Code", "User"]);
+        assert_eq!(
+            code_user_dir(Os::MacOs),
+            ["Library", "Application Support", "Code", "User"]
+        );
+        assert_eq!(
+            code_user_dir(Os::Windows),
+            ["AppData", "Roaming", "Code", "User"]
+        );
     }
 }
