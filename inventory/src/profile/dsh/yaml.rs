@@ -252,8 +252,22 @@ impl<'a> Builder<'a> {
     }
 
     fn set_key(&mut self, text: Cow<'a, str>) -> Result<(), Reason> {
-        if let Some(Frame::Map { keys, key, .. }) = self.stack.last_mut() {
-            if !keys.insert(text.clone()) {
+        if let Some(Frame::Map {
+            members, keys, key, ..
+        }) = self.stack.last_mut()
+        {
+            // Small mappings (every server entry) are scanned; large ones
+            // get a set, so a 1 MiB mapping is never quadratic.
+            const SCAN: usize = 16;
+            let duplicate = if members.len() < SCAN {
+                members.iter().any(|(k, _)| *k == text)
+            } else {
+                if keys.is_empty() {
+                    keys.extend(members.iter().map(|(k, _)| k.clone()));
+                }
+                !keys.insert(text.clone())
+            };
+            if duplicate {
                 return Err(Reason::DuplicateKey);
             }
             *key = Some(text);
@@ -518,6 +532,12 @@ mod tests {
         // Many distinct keys stay linear.
         let big: String = (0..20_000).map(|i| format!("k{i}: {i}\n")).collect();
         assert_eq!(yaml(&big).unwrap().as_object().unwrap().len(), 20_000);
+        // A duplicate far past the scanned prefix, and one inside it.
+        assert_eq!(
+            yaml(&format!("{big}k19999: x\n")),
+            Err(Reason::DuplicateKey)
+        );
+        assert_eq!(yaml(&format!("{big}k3: x\n")), Err(Reason::DuplicateKey));
     }
 
     #[test]
