@@ -150,6 +150,8 @@ pub fn parse<'a>(bytes: &'a [u8], opts: &Options) -> Result<Value<'a>, JsonError
         s: text.as_bytes(),
         i: 0,
         opts: *opts,
+        members: Vec::new(),
+        items: Vec::new(),
     };
     p.skip_ws()?;
     let v = p.value(1)?;
@@ -167,6 +169,11 @@ struct Parser<'a> {
     s: &'a [u8],
     i: usize,
     opts: Options,
+    /// Members/items of the containers being parsed, innermost on top;
+    /// each finished container moves its own range out into an exactly
+    /// sized `Vec` (no growth chain, no slack: less memory to fault in).
+    members: Vec<(Cow<'a, str>, Value<'a>)>,
+    items: Vec<Value<'a>>,
 }
 
 impl<'a> Parser<'a> {
@@ -251,14 +258,15 @@ impl<'a> Parser<'a> {
     fn array(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
         self.enter(depth)?;
         self.i += 1; // [
-        let mut items = Vec::new();
+        let base = self.items.len();
         self.skip_ws()?;
         if self.peek() == Some(b']') {
             self.i += 1;
-            return Ok(Value::Array(items));
+            return Ok(Value::Array(Vec::new()));
         }
         loop {
-            items.push(self.value(depth + 1)?);
+            let v = self.value(depth + 1)?;
+            self.items.push(v);
             self.skip_ws()?;
             match self.peek() {
                 Some(b',') => {
@@ -269,26 +277,27 @@ impl<'a> Parser<'a> {
                             return Err(JsonError::TrailingComma);
                         }
                         self.i += 1;
-                        return Ok(Value::Array(items));
+                        break;
                     }
                 }
                 Some(b']') => {
                     self.i += 1;
-                    return Ok(Value::Array(items));
+                    break;
                 }
                 _ => return Err(JsonError::Syntax),
             }
         }
+        Ok(Value::Array(self.items.drain(base..).collect()))
     }
 
     fn object(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
         self.enter(depth)?;
         self.i += 1; // {
-        let mut members: Vec<(Cow<'a, str>, Value<'a>)> = Vec::new();
+        let base = self.members.len();
         self.skip_ws()?;
         if self.peek() == Some(b'}') {
             self.i += 1;
-            return Ok(Value::Object(Object(members)));
+            return Ok(Value::Object(Object::default()));
         }
         loop {
             if self.peek() != Some(b'"') {
@@ -302,7 +311,7 @@ impl<'a> Parser<'a> {
             self.i += 1;
             self.skip_ws()?;
             let v = self.value(depth + 1)?;
-            members.push((key, v));
+            self.members.push((key, v));
             self.skip_ws()?;
             match self.peek() {
                 Some(b',') => {
@@ -323,10 +332,10 @@ impl<'a> Parser<'a> {
                 _ => return Err(JsonError::Syntax),
             }
         }
-        if has_duplicates(&members) {
+        if has_duplicates(&self.members[base..]) {
             return Err(JsonError::DuplicateKey);
         }
-        Ok(Value::Object(Object(members)))
+        Ok(Value::Object(Object(self.members.drain(base..).collect())))
     }
 
     /// A string starting at `"`; escapes decoded. Borrowed unless it has

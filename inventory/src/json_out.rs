@@ -104,12 +104,15 @@ impl Formatter for Pretty {
 /// `size_hint` pre-sizes the buffer so large documents are not regrown.
 pub fn pretty<T: Serialize>(value: &T, size_hint: usize) -> String {
     let mut buf = Vec::with_capacity(size_hint);
-    let mut ser = Serializer::with_formatter(&mut buf, Pretty::default());
-    value
-        .serialize(&mut ser)
-        .expect("the model always serializes");
-    buf.push(b'\n');
+    pretty_to(&mut buf, value).expect("writing to memory cannot fail");
     String::from_utf8(buf).expect("serde_json writes UTF-8")
+}
+
+/// [`pretty`] into a writer (give it a buffered one: writes are small).
+pub fn pretty_to<W: Write + ?Sized, T: Serialize>(w: &mut W, value: &T) -> io::Result<()> {
+    let mut ser = Serializer::with_formatter(&mut *w, Pretty::default());
+    value.serialize(&mut ser).map_err(io::Error::from)?;
+    w.write_all(b"\n")
 }
 
 #[cfg(test)]

@@ -88,44 +88,49 @@ pub struct Outcome {
 
 /// Select the root, inventory it with the requested profile and render.
 pub fn run(req: &Request, host: &Host) -> Outcome {
+    let mut stdout = Vec::new();
+    let (status, stderr) = run_to(req, host, &mut stdout);
+    Outcome {
+        stdout: String::from_utf8(stdout).expect("output is UTF-8"),
+        stderr,
+        status,
+    }
+}
+
+/// [`run`], writing stdout as it is produced (the binary passes a buffered
+/// stdout: a 15,000-server JSON document is never held in memory whole).
+/// Returns the status and what belongs on stderr. A failed write (a closed
+/// pipe) is not an inventory outcome and is ignored here.
+pub fn run_to(req: &Request, host: &Host, stdout: &mut dyn std::io::Write) -> (Status, String) {
     let root = match root::select(&req.root, host.cwd.as_deref()) {
         Ok(r) => r,
         Err(e) => {
             let shown = req.root.to_string_lossy();
-            return Outcome {
-                stdout: String::new(),
-                stderr: format!("mcpscope: error: {}\n", e.message(&sanitize(&shown))),
-                status: Status::InvalidRoot,
-            };
+            let msg = format!("mcpscope: error: {}\n", e.message(&sanitize(&shown)));
+            return (Status::InvalidRoot, msg);
         }
     };
     let doc = document_with(req.client, &root, host, req.dsh_profile.as_deref());
-    let stdout = match req.format {
-        Format::Json => to_json(&doc),
-        Format::Human => render_human::render(&doc, req.client),
+    let _ = match req.format {
+        Format::Json => json_out::pretty_to(stdout, &doc),
+        Format::Human => stdout.write_all(render_human::render(&doc, req.client).as_bytes()),
     };
-    let (status, stderr) = if doc.inventory_complete {
-        (Status::Complete, String::new())
-    } else {
-        let bad: Vec<String> = doc
-            .sources
-            .iter()
-            .filter(|s| !s.state.is_complete())
-            .map(|s| match s.reason {
-                Some(r) => format!("{} source {} ({})", s.scope, s.state.as_str(), r.as_str()),
-                None => format!("{} source {}", s.scope, s.state.as_str()),
-            })
-            .collect();
-        (
-            Status::Incomplete,
-            format!("mcpscope: inventory incomplete: {}\n", bad.join("; ")),
-        )
-    };
-    Outcome {
-        stdout,
-        stderr,
-        status,
+    if doc.inventory_complete {
+        return (Status::Complete, String::new());
     }
+    let bad: Vec<String> = doc
+        .sources
+        .iter()
+        .filter(|s| !s.state.is_complete())
+        .map(|s| match s.reason {
+            Some(r) => format!("{} source {} ({})", s.scope, s.state.as_str(), r.as_str()),
+            None => format!("{} source {}", s.scope, s.state.as_str()),
+        })
+        .collect();
+    (
+        Status::Incomplete,
+        format!("mcpscope: inventory incomplete: {}\n", bad.join("; ")),
+    )
 }
 
 /// The v1 document for a selected root.

@@ -2,7 +2,7 @@
 //! Exit codes are decided only by [`mcpscope::Status::exit_code`].
 //! This file must never read configuration itself.
 
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -24,9 +24,10 @@ fn main() -> ExitCode {
             return ExitCode::from(status.exit_code());
         }
     };
-    let out = mcpscope::run(&cli.into_request(), &Host::from_env());
+    let mut stdout = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let (status, stderr) = mcpscope::run_to(&cli.into_request(), &Host::from_env(), &mut stdout);
     // A closed pipe is not worth a panic; the exit code still tells.
-    let _ = std::io::stdout().lock().write_all(out.stdout.as_bytes());
-    let _ = std::io::stderr().lock().write_all(out.stderr.as_bytes());
-    ExitCode::from(out.status.exit_code())
+    let _ = stdout.flush();
+    let _ = std::io::stderr().lock().write_all(stderr.as_bytes());
+    ExitCode::from(status.exit_code())
 }

@@ -115,10 +115,12 @@ pub fn inventory(root: &SelectedRoot, host: &Host) -> Inventory {
     let managed_rows = read_servers(&mut managed, managed_dir, "managed-mcp.json");
     let managed_exists = managed.state != FileState::Missing;
 
-    let mut servers: Vec<Server> = [local_rows, project_rows, user_rows, managed_rows]
-        .into_iter()
-        .flatten()
-        .collect();
+    // Appended, not collected anew: rows are large and a 15,000-row inventory
+    // should not hold two copies at once.
+    let mut servers = local_rows;
+    for mut rows in [project_rows, user_rows, managed_rows] {
+        servers.append(&mut rows);
+    }
     annotate(&mut servers, managed_exists);
 
     let mut instructions = instructions::probe_levels(&root.canonical, &LEVEL_INSTRUCTIONS);
