@@ -72,14 +72,15 @@ pub struct PackArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The receipt bundle directory (new or empty)
+    /// The receipt bundle directory (new or empty) [default: out/runs/<run id> in the workspace]
     #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub candidate: CandidateArgs,
-    /// The fixture matrix [default: harness/matrix/claude-code.json in the workspace]
+    /// A fixture matrix file; repeat to run several as one matrix (cases in order, canaries
+    /// joined) [default: the shipped matrix, harness/matrix/{claude-code,vscode,dsh}.json]
     #[arg(long, value_name = "FILE")]
-    pub matrix: Option<PathBuf>,
+    pub matrix: Vec<PathBuf>,
     /// Seconds the container may run before it is killed (its evidence is still exported)
     #[arg(long, value_name = "SECONDS", default_value_t = crate::run::DEFAULT_DEADLINE_SECS,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]

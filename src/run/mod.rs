@@ -27,11 +27,55 @@ use scopebox_receipts::receipt::EVIDENCE_DIR;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-/// The matrix run when `--matrix` is not given, relative to the workspace root.
-pub const DEFAULT_MATRIX: &str = "harness/matrix/claude-code.json";
+/// The shipped matrix: run when `--matrix` is not given, one profile file each, relative to
+/// the workspace root. They run as one matrix named `shipped`.
+pub const SHIPPED_MATRICES: [&str; 3] = [
+    "harness/matrix/claude-code.json",
+    "harness/matrix/vscode.json",
+    "harness/matrix/dsh.json",
+];
 
-/// Read, parse and validate a matrix; returns it with its exact bytes.
-pub fn load_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
+/// Where bundles go when `--out` is not given, relative to the workspace root.
+pub const DEFAULT_RUNS_DIR: &str = "out/runs";
+
+/// Read the matrix files and validate the matrix they make together; returns it with the exact
+/// bytes that are run (and carried in the bundle). One file runs byte for byte as written;
+/// several are joined into one matrix: cases in order, canaries deduplicated in order.
+pub fn load_matrices(paths: &[PathBuf]) -> Result<(Matrix, Vec<u8>), CommandError> {
+    if let [single] = paths {
+        return load_matrix(single);
+    }
+    let mut joined: Option<Matrix> = None;
+    for path in paths {
+        let (part, _) = read_matrix(path)?;
+        match joined.as_mut() {
+            None => joined = Some(part),
+            Some(all) => {
+                for canary in part.canaries {
+                    if !all.canaries.contains(&canary) {
+                        all.canaries.push(canary);
+                    }
+                }
+                all.cases.extend(part.cases);
+            }
+        }
+    }
+    let mut matrix = joined.ok_or(CommandError::Usage(
+        "at least one --matrix file is needed".to_string(),
+    ))?;
+    matrix.name = "shipped".to_string();
+    let mut bytes = serde_json::to_vec_pretty(&matrix).expect("a matrix always serializes to JSON");
+    bytes.push(b'\n');
+    let label = paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    validate(&matrix, Path::new(&label))?;
+    Ok((matrix, bytes))
+}
+
+fn read_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
     let bytes = std::fs::read(path).map_err(|source| CommandError::MatrixRead {
         path: path.to_path_buf(),
         source,
@@ -41,12 +85,22 @@ pub fn load_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
             path: path.to_path_buf(),
             source,
         })?;
-    scopebox_receipts::judge::validate_matrix(&matrix).map_err(|problems| {
+    Ok((matrix, bytes))
+}
+
+fn validate(matrix: &Matrix, path: &Path) -> Result<(), CommandError> {
+    scopebox_receipts::judge::validate_matrix(matrix).map_err(|problems| {
         CommandError::MatrixInvalid {
             path: path.to_path_buf(),
             problems,
         }
-    })?;
+    })
+}
+
+/// Read, parse and validate a matrix; returns it with its exact bytes.
+pub fn load_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
+    let (matrix, bytes) = read_matrix(path)?;
+    validate(&matrix, path)?;
     Ok((matrix, bytes))
 }
 
@@ -57,12 +111,18 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     // The candidate's identity is checked before anything else happens.
     let given = args.candidate.load()?;
     let root = workspace_root();
-    let matrix_path = args
-        .matrix
+    let matrix_paths = if args.matrix.is_empty() {
+        shipped_matrices(&root)
+    } else {
+        args.matrix.clone()
+    };
+    let (matrix, matrix_bytes) = load_matrices(&matrix_paths)?;
+    let run_id = boundary::new_run_id();
+    let out = args
+        .out
         .clone()
-        .unwrap_or_else(|| root.join(DEFAULT_MATRIX));
-    let (matrix, matrix_bytes) = load_matrix(&matrix_path)?;
-    receipt::prepare_dir(&args.out)?;
+        .unwrap_or_else(|| root.join(DEFAULT_RUNS_DIR).join(&run_id));
+    receipt::prepare_dir(&out)?;
     let (policy, policy_bytes) = boundary::load_policy(&root)?;
     let (recipe, recipe_bytes) = Recipe::load(&root)?;
 
@@ -146,9 +206,8 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         runner_sha256: sha256_hex(&runner),
         sentinel_sha256: sha256_hex(&sentinel),
     };
-    receipt::write_inputs(&args.out, &inputs)?;
+    receipt::write_inputs(&out, &inputs)?;
 
-    let run_id = boundary::new_run_id();
     let names = Names::for_run(&run_id);
     let labels = boundary::labels(&run_id, args.keep_on_failure);
     let plan = Plan {
@@ -176,7 +235,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let mut rec = lifecycle(&engine, &plan, interrupt, &mut progress).await;
 
     if let Some(tar) = rec.evidence.take() {
-        let dest = args.out.join(EVIDENCE_DIR);
+        let dest = out.join(EVIDENCE_DIR);
         let extracted = std::fs::create_dir_all(&dest)
             .map_err(|e| e.to_string())
             .and_then(|()| crate::evidence::extract(&tar, &dest).map_err(|e| describe(&e)));
@@ -185,19 +244,21 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         }
     }
     let execution = receipt::execution(&rec, args.deadline, pack_ms, image_ms);
-    receipt::write_outer(&args.out, &rec, &execution)?;
+    receipt::write_outer(&out, &rec, &execution)?;
     let times = Times {
         started: started_at,
         finished: SystemTime::now(),
     };
-    let (receipt, conclusion) =
-        receipt::finish(&args.out, &run_id, &inputs, &rec, execution, &times)?;
+    let (receipt, conclusion) = receipt::finish(&out, &run_id, &inputs, &rec, execution, &times)?;
 
+    // The run ends the way an auditor would start: replaying the bundle from its bytes alone.
+    let verification = scopebox_receipts::verify::verify_dir(&out, &Default::default());
+    let verified = matches!(&verification, Ok(report) if report.verified);
     let outcome = if rec.interrupted {
         Outcome::Interrupted
     } else if rec.timed_out {
         Outcome::TimedOut
-    } else if conclusion.pass() {
+    } else if conclusion.pass() && verified {
         Outcome::Passed
     } else {
         Outcome::Failed
@@ -245,13 +306,32 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         } else {
             "INCOMPLETE"
         },
-        args.out.display(),
+        out.display(),
         clock.elapsed().as_secs_f64()
     );
+    let receipt_path = out.join(scopebox_receipts::receipt::RECEIPT_FILE);
+    match &verification {
+        Ok(report) if report.verified => eprintln!(
+            "scopebox: receipt {} — verified: all {} checks of scopebox-verify passed",
+            receipt_path.display(),
+            report.checks.len()
+        ),
+        Ok(report) => eprintln!(
+            "scopebox: receipt {} — NOT verified: scopebox-verify rejected it ({})",
+            receipt_path.display(),
+            report.failed_ids().join(", ")
+        ),
+        Err(e) => eprintln!(
+            "scopebox: receipt {} — NOT verified: the bundle could not be read back ({e})",
+            receipt_path.display()
+        ),
+    }
     if args.json {
         let summary = serde_json::json!({
             "outcome": verdict.to_ascii_lowercase().replace(' ', "-"),
-            "bundle": args.out,
+            "bundle": out,
+            "receipt": receipt_path,
+            "verified": verified,
             "runId": run_id,
             "imageId": image.id,
             "candidateSha256": candidate.manifest.archive.sha256,
@@ -295,9 +375,9 @@ async fn ensure_image<E: Engine>(engine: &E, image: &image::Image) -> Result<Loa
     Ok(Loaded::Now(image::check_loaded(image, &value)?))
 }
 
-/// The workspace-relative default matrix, for messages.
-pub fn default_matrix(root: &Path) -> PathBuf {
-    root.join(DEFAULT_MATRIX)
+/// The shipped matrix files, as paths below the workspace root.
+pub fn shipped_matrices(root: &Path) -> Vec<PathBuf> {
+    SHIPPED_MATRICES.iter().map(|p| root.join(p)).collect()
 }
 
 #[cfg(test)]
