@@ -156,7 +156,7 @@ measure() { # label home root [args...]
     python3 "$work/median.py" "$work/h.json"
     local rss=()
     for _ in $(seq 20); do
-        rss+=("$(HOME="$home" /usr/bin/time -f '%M' "$bin" "$root" "$@" 2>&1 >/dev/null | tail -n1)")
+        rss+=("$({ HOME="$home" /usr/bin/time -f '%M' "$bin" "$root" "$@" 2>&1 >/dev/null || true; } | tail -n1)")
     done
     printf '%s\n' "${rss[@]}" | sort -n | awk '{a[NR]=$1} END {printf "  peak RSS: median %.2f MiB, max %.2f MiB (20 runs)\n", a[int((NR+1)/2)]/1024, a[NR]/1024}'
 }
