@@ -6,9 +6,10 @@
 //! ([`parse_block`]): YAML 1.2 core-schema scalars, the core tags `!!str`,
 //! `!!int`, `!!float`, `!!bool`, `!!null`, `!!seq`, `!!map` (any other tag —
 //! `!!js`, `!foo`, `!!binary`, … — is `unsupported-tag`), nesting of at most
-//! [`MAX_DEPTH`], at most [`ALIAS_NODE_LIMIT`] nodes copied in through
+//! [`MAX_DEPTH`], at most [`ALIAS_NODE_LIMIT`] nodes copied for anchors and
 //! aliases (a billion-laughs file is refused after a few thousand nodes,
-//! never expanded), no duplicate or complex mapping keys, no `<<` merge keys,
+//! never expanded; unreferenced anchors are never copied), no duplicate or
+//! complex mapping keys, no `<<` merge keys,
 //! one document. The tree is built from parser events with an explicit stack:
 //! no recursion over input, so no input can overflow the stack.
 //!
@@ -31,7 +32,8 @@ pub const END: &str = "# <<< dsh-project-mcp-manager:mcp:end";
 /// Maximum nesting of sequences/mappings (the top-level collection is 1).
 pub const MAX_DEPTH: usize = 64;
 
-/// Maximum number of nodes all aliases of one block may copy in together.
+/// Maximum number of nodes one block may copy: anchored nodes that an alias
+/// refers to, plus every alias expansion.
 pub const ALIAS_NODE_LIMIT: usize = 10_000;
 
 /// YAML numbers only matter for their type here (never printed, never
@@ -101,29 +103,51 @@ pub fn parse_block(block: &str) -> Result<Value<'_>, Reason> {
     let mut b = Builder {
         stack: Vec::new(),
         anchors: HashMap::new(),
-        aliased_nodes: 0,
+        referenced: referenced_anchors(block)?,
+        copied_nodes: 0,
         root: None,
         documents: 0,
     };
     for event in Parser::new_from_str(block) {
-        // The scanner's own nesting bound (255 flow levels) can trip before
-        // ours sees the events; its message is matched, never shown.
-        let (event, _span) = event.map_err(|e| {
-            if e.info() == "recursion limit exceeded" {
-                Reason::TooDeep
-            } else {
-                Reason::Syntax
-            }
-        })?;
+        let (event, _span) = event.map_err(scan_error)?;
         b.event(event)?;
     }
     Ok(b.root.unwrap_or(Value::Null))
 }
 
+/// The scanner's own nesting bound (255 flow levels) can trip before ours
+/// sees the events; its message is matched, never shown.
+fn scan_error(e: saphyr_parser::ScanError) -> Reason {
+    if e.info() == "recursion limit exceeded" {
+        Reason::TooDeep
+    } else {
+        Reason::Syntax
+    }
+}
+
+/// The anchors some alias refers to. Only those are kept (copied) while the
+/// tree is built, so anchors nobody uses cost nothing, and nested anchors
+/// cannot multiply copies. A block without `*` has no alias: no pre-pass.
+fn referenced_anchors(block: &str) -> Result<HashSet<usize>, Reason> {
+    let mut ids = HashSet::new();
+    if !block.contains('*') {
+        return Ok(ids);
+    }
+    for event in Parser::new_from_str(block) {
+        if let (Event::Alias(id), _) = event.map_err(scan_error)? {
+            ids.insert(id);
+        }
+    }
+    Ok(ids)
+}
+
 struct Builder<'a> {
     stack: Vec<Frame<'a>>,
     anchors: HashMap<usize, Anchored<'a>>,
-    aliased_nodes: usize,
+    /// Anchor ids that some alias refers to.
+    referenced: HashSet<usize>,
+    /// Nodes copied so far for referenced anchors and for aliases.
+    copied_nodes: usize,
     root: Option<Value<'a>>,
     documents: usize,
 }
@@ -147,13 +171,13 @@ impl<'a> Builder<'a> {
                     // Keys are compared as text (a `1` key and a `"1"` key collide).
                     scalar(text.clone(), style, tag.as_deref())?;
                     if anchor > 0 {
-                        self.anchor(anchor, Value::String(text.clone()), 1, 0);
+                        self.anchor(anchor, &Value::String(text.clone()), 1, 0)?;
                     }
                     return self.set_key(text);
                 }
                 let value = scalar(text, style, tag.as_deref())?;
                 if anchor > 0 {
-                    self.anchor(anchor, value.clone(), 1, 0);
+                    self.anchor(anchor, &value, 1, 0)?;
                 }
                 self.finish(value, 1, 0)
             }
@@ -197,7 +221,7 @@ impl<'a> Builder<'a> {
                     None => return Err(Reason::Syntax),
                 };
                 if anchor > 0 {
-                    self.anchor(anchor, value.clone(), nodes, height);
+                    self.anchor(anchor, &value, nodes, height)?;
                 }
                 self.finish(value, nodes, height)
             }
@@ -208,8 +232,8 @@ impl<'a> Builder<'a> {
                 let Some(a) = self.anchors.get(&id) else {
                     return Err(Reason::Syntax);
                 };
-                self.aliased_nodes += a.nodes;
-                if self.aliased_nodes > ALIAS_NODE_LIMIT {
+                self.copied_nodes += a.nodes;
+                if self.copied_nodes > ALIAS_NODE_LIMIT {
                     return Err(Reason::AliasLimit);
                 }
                 if self.stack.len() + a.height > MAX_DEPTH {
@@ -240,15 +264,31 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    fn anchor(&mut self, id: usize, value: Value<'a>, nodes: usize, height: usize) {
+    /// Keep a copy of an anchored node, if an alias refers to it; the copy
+    /// counts against [`ALIAS_NODE_LIMIT`] like the alias itself.
+    fn anchor(
+        &mut self,
+        id: usize,
+        value: &Value<'a>,
+        nodes: usize,
+        height: usize,
+    ) -> Result<(), Reason> {
+        if !self.referenced.contains(&id) {
+            return Ok(());
+        }
+        self.copied_nodes += nodes;
+        if self.copied_nodes > ALIAS_NODE_LIMIT {
+            return Err(Reason::AliasLimit);
+        }
         self.anchors.insert(
             id,
             Anchored {
-                value,
+                value: value.clone(),
                 nodes,
                 height,
             },
         );
+        Ok(())
     }
 
     fn set_key(&mut self, text: Cow<'a, str>) -> Result<(), Reason> {
@@ -546,6 +586,24 @@ mod tests {
         let o = v.as_object().unwrap();
         assert_eq!(o.get("a"), o.get("d"));
         assert_eq!(yaml("d: *nope\n"), Err(Reason::Syntax));
+    }
+
+    #[test]
+    fn nested_anchors_are_copied_only_when_referenced() {
+        let items = vec!["x"; 50_000].join(", ");
+        let nested = |n: usize| {
+            let open: String = (0..n).map(|i| format!("&a{i} [")).collect();
+            format!("big: {open}{items}{}\n", "]".repeat(n))
+        };
+        // 60 nested anchors over 50,000 items, none referenced: nothing copied.
+        assert!(yaml(&nested(60)).is_ok());
+        // Referenced: the first copy already exceeds the bound.
+        assert_eq!(
+            yaml(&format!("{}again: *a59\n", nested(60))),
+            Err(Reason::AliasLimit)
+        );
+        // Small referenced anchors are fine.
+        assert!(yaml("e: &e {A: b}\nx: [*e, *e, *e]\n").is_ok());
     }
 
     #[test]
