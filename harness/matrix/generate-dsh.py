@@ -113,8 +113,11 @@ def q(s):
 
 
 def yaml_row(name, entry, disabled=None, extra_config=""):
-    """One insert row in block style; values as flow/double-quoted YAML."""
-    lines = ["    - id: %s" % q("panel-mcp-%s" % name), "      name: '@deepseek-ai/dsh-mcp-client'"]
+    """One insert row in block style; values as flow/double-quoted YAML. The id names the
+    row (`panel-mcp-<name>`, read before config.serverName); a row without a name gets an
+    id that names nothing."""
+    row_id = "panel-mcp-%s" % name if name is not None else "row-without-name"
+    lines = ["    - id: %s" % q(row_id), "      name: '@deepseek-ai/dsh-mcp-client'"]
     if isinstance(disabled, str):
         lines.append("      disabled: %s" % disabled)
     elif disabled is not None:
@@ -334,11 +337,24 @@ case("profile-named-but-missing", "--dsh-profile web with no profile file: dsh-p
 
 # ---- shadowing ----
 
-case("shadow-exact-name", "the same name in dsh-project and dsh-user: the user row is shadowed on name",
+case("shadow-exact-name", "the same name in dsh-project and cc-project: the cc-project row is shadowed on name",
+     J, [d(ROOT), text(PATHS["dsh-project"], layer_file("dsh-project", {"shared": alpha("dsh-project")})),
+         text(PATHS["cc-project"], layer_file("cc-project", {"shared": beta("cc-project")})), *links("cc-project")], 0,
+     head(True) + srv(0, "shared", "dsh-project")
+     + srv(1, "shared", "cc-project", shadowed=by("dsh-project", "name", "shared"), active=False) + [length("/servers", 2)])
+case("user-row-hidden-by-project-still-mounts", "the same name in dsh-project and dsh-user: DSH mounts user rows once per "
+     "host (merged among the user layers) and only hides this one from the project's sessions: active, shadowedBy the project row",
      J, [d(ROOT), text(PATHS["dsh-project"], layer_file("dsh-project", {"shared": alpha("dsh-project")})),
          text(PATHS["dsh-user"], layer_file("dsh-user", {"shared": beta("dsh-user")})), *links("dsh-user")], 0,
      head(True) + srv(0, "shared", "dsh-project")
-     + srv(1, "shared", "dsh-user", shadowed=by("dsh-project", "name", "shared"), active=False) + [length("/servers", 2)])
+     + srv(1, "shared", "dsh-user", shadowed=by("dsh-project", "name", "shared"), active=True,
+           claims=["name", "normalized-name", "identity"]) + [length("/servers", 2)])
+case("user-rows-shadow-each-other", "the same name in dsh-user-yml and dsh-user: the user layers' own merge shadows the "
+     "later row, which does not mount",
+     J, [d(ROOT), text(PATHS["dsh-user-yml"], layer_file("dsh-user-yml", {"shared": alpha("dsh-user-yml")})),
+         text(PATHS["dsh-user"], layer_file("dsh-user", {"shared": beta("dsh-user")})), *links("dsh-user")], 0,
+     head(True) + srv(0, "shared", "dsh-user-yml")
+     + srv(1, "shared", "dsh-user", shadowed=by("dsh-user-yml", "name", "shared"), active=False) + [length("/servers", 2)])
 case("shadow-normalized-name", "unity-mcp (dsh-project-json) and unityMCP (cc-project) are one service: normalized-name",
      J, [d(ROOT), text(PATHS["dsh-project-json"], js({"mcpServers": {"unity-mcp": alpha("dsh-project-json")}})),
          text(PATHS["cc-project"], js({"mcpServers": {"unityMCP": beta("cc-project")}})), *links("cc-project")], 0,
@@ -346,16 +362,16 @@ case("shadow-normalized-name", "unity-mcp (dsh-project-json) and unityMCP (cc-pr
      + srv(1, "unityMCP", "cc-project", shadowed=by("dsh-project-json", "normalized-name", "unity-mcp"), active=False))
 case("shadow-identity-stdio", "different names, same command + args (env differs): the later row is shadowed on identity",
      J, [d(ROOT),
-         text(PATHS["cc-project"], js({"mcpServers": {"first": alpha("cc-project")}})),
-         text(PATHS["dsh-user"], js({"mcpServers": {"second": dict(alpha("cc-project"), env={canary("CANARY_ENVNAME_OTHER_d5h1"): canary("CANARY-ENVVAL-OTHER-d5h1")})}}))],
-     0, head(True) + srv(0, "first", "cc-project")
-     + srv(1, "second", "dsh-user", shadowed=by("cc-project", "identity", "first"), active=False))
+         text(PATHS["dsh-project-json"], js({"mcpServers": {"first": alpha("cc-project")}})),
+         text(PATHS["cc-project"], js({"mcpServers": {"second": dict(alpha("cc-project"), env={canary("CANARY_ENVNAME_OTHER_d5h1"): canary("CANARY-ENVVAL-OTHER-d5h1")})}}))],
+     0, head(True) + srv(0, "first", "dsh-project-json")
+     + srv(1, "second", "cc-project", shadowed=by("dsh-project-json", "identity", "first"), active=False))
 case("shadow-identity-http", "different names, the same url (one as url, one as httpUrl): shadowed on identity",
      J, [d(ROOT),
          text(PATHS["dsh-project-json"], js({"mcpServers": {"web-a": remote("dsh-project-json")}})),
-         text(PATHS["dsh-user"], js({"mcpServers": {"web-b": {"type": "streamable-http", "httpUrl": remote("dsh-project-json")["url"]}}}))],
+         text(PATHS["cc-project"], js({"mcpServers": {"web-b": {"type": "streamable-http", "httpUrl": remote("dsh-project-json")["url"]}}}))],
      0, head(True) + srv(0, "web-a", "dsh-project-json")
-     + srv(1, "web-b", "dsh-user", shadowed=by("dsh-project-json", "identity", "web-a"), active=False))
+     + srv(1, "web-b", "cc-project", shadowed=by("dsh-project-json", "identity", "web-a"), active=False))
 case("identity-is-raw-before-expansion", "the same server once with ${VAR} and once literal: different identities, both active",
      J, [d(ROOT),
          text(PATHS["cc-project"], js({"mcpServers": {"lit": {"command": SENTINEL, "args": [canary("CANARY-ARG-LIT-d5h1")]}}})),
@@ -366,14 +382,14 @@ case("identity-args-distinguish", "node a.js and node b.js (same command, differ
          text(PATHS["dsh-project-json"], js({"mcpServers": {"one": {"command": SENTINEL, "args": [canary("CANARY-ARG-A-JS-d5h1")]}}})),
          text(PATHS["cc-project"], js({"mcpServers": {"two": {"command": SENTINEL, "args": [canary("CANARY-ARG-B-JS-d5h1")]}}}))],
      0, head(True) + srv(0, "one", "dsh-project-json") + srv(1, "two", "cc-project"))
-case("disabled-placeholder-holds-its-keys", "a disabled: true YAML row without a command holds name and normalized name: the user rows are shadowed",
+case("disabled-placeholder-holds-its-keys", "a disabled: true YAML row without a command holds name and normalized name: the .mcp.json rows are shadowed",
      J, [d(ROOT), text(PATHS["dsh-project"], yaml_file([("gitlab", {}, True)])),
-         text(PATHS["dsh-user"], js({"mcpServers": {"gitlab": alpha("dsh-user"), "Git-Lab": beta("dsh-user")}})), *links("dsh-user")],
+         text(PATHS["cc-project"], js({"mcpServers": {"gitlab": alpha("cc-project"), "Git-Lab": beta("cc-project")}})), *links("cc-project")],
      0, head(True) + src("dsh-project", "present", count=1)
      + srv(0, "gitlab", "dsh-project", active=False, disabled=True, claims=["name", "normalized-name"])
      + [eq("/servers/0/shape/problems", [])]
-     + srv(1, "Git-Lab", "dsh-user", shadowed=by("dsh-project", "normalized-name", "gitlab"), active=False)
-     + srv(2, "gitlab", "dsh-user", shadowed=by("dsh-project", "name", "gitlab"), active=False))
+     + srv(1, "Git-Lab", "cc-project", shadowed=by("dsh-project", "normalized-name", "gitlab"), active=False)
+     + srv(2, "gitlab", "cc-project", shadowed=by("dsh-project", "name", "gitlab"), active=False))
 case("enabled-false-claims-nothing", "an enabled: false row in .mcp.json is skipped and holds no key: the same-named user row surfaces",
      J, [d(ROOT), text(PATHS["cc-project"], js({"mcpServers": {"gitlab": dict(alpha("cc-project"), enabled=False)}})),
          text(PATHS["dsh-user"], js({"mcpServers": {"gitlab": beta("dsh-user")}})), *links("dsh-user")],
@@ -381,16 +397,23 @@ case("enabled-false-claims-nothing", "an enabled: false row in .mcp.json is skip
      + srv(1, "gitlab", "dsh-user"))
 case("disabled-json-row-holds-keys", "disabled: true in a JSON layer holds its name and identity but is not active",
      J, [d(ROOT), text(PATHS["dsh-project-json"], js({"mcpServers": {"svc": dict(alpha("dsh-project-json"), disabled=True)}})),
-         text(PATHS["dsh-user"], js({"mcpServers": {"svc-copy": alpha("dsh-project-json")}}))],
+         text(PATHS["cc-project"], js({"mcpServers": {"svc-copy": alpha("dsh-project-json")}}))],
      0, head(True) + srv(0, "svc", "dsh-project-json", active=False, disabled=True)
-     + srv(1, "svc-copy", "dsh-user", shadowed=by("dsh-project-json", "identity", "svc"), active=False))
-case("earliest-colliding-row-wins", "a user row collides with an earlier row on identity and a later one on name: the earliest wins",
+     + srv(1, "svc-copy", "cc-project", shadowed=by("dsh-project-json", "identity", "svc"), active=False))
+case("json-disabled-placeholder-needs-a-command", "a JSON disabled: true entry without a command is an entry error in DSH "
+     "(checked before disabled): it holds no key, and the same-named .mcp.json row mounts",
+     J, [d(ROOT), text(PATHS["dsh-project-json"], js({"mcpServers": {"svc": {"disabled": True}}})),
+         text(PATHS["cc-project"], js({"mcpServers": {"svc": alpha("cc-project")}}))],
+     0, head(True) + srv(0, "svc", "dsh-project-json", active=False, valid=False, disabled=True)
+     + [eq("/servers/0/shape/problems", ["missing-command"])] + srv(1, "svc", "cc-project"))
+case("name-key-precedes-identity", "a row collides with an earlier row on identity and a later one on name: DSH names "
+     "the name holder (name, then normalized name, then identity)",
      J, [d(ROOT),
-         text(PATHS["dsh-project-json"], js({"mcpServers": {"early": alpha("dsh-project-json")}})),
-         text(PATHS["cc-project"], js({"mcpServers": {"late": beta("cc-project")}})),
-         text(PATHS["dsh-user"], js({"mcpServers": {"late": alpha("dsh-project-json")}})), *links("cc-project")],
-     0, head(True) + srv(0, "early", "dsh-project-json") + srv(1, "late", "cc-project")
-     + srv(2, "late", "dsh-user", shadowed=by("dsh-project-json", "identity", "early"), active=False))
+         text(PATHS["dsh-project"], yaml_file([("early", alpha("dsh-project"), None)])),
+         text(PATHS["dsh-project-json"], js({"mcpServers": {"late": beta("dsh-project-json")}})),
+         text(PATHS["cc-project"], js({"mcpServers": {"late": alpha("dsh-project")}})), *links("dsh-project-json")],
+     0, head(True) + srv(0, "early", "dsh-project") + srv(1, "late", "dsh-project-json")
+     + srv(2, "late", "cc-project", shadowed=by("dsh-project-json", "name", "late"), active=False))
 case("shadowed-rows-hold-nothing", "a shadowed row claims no keys: a third row sharing only its name is not shadowed",
      J, [d(ROOT),
          text(PATHS["dsh-project-json"], js({"mcpServers": {"a": alpha("dsh-project-json")}})),
@@ -406,9 +429,37 @@ case("shadow-within-one-yaml-file", "two YAML rows with the same serverName: the
      + srv(1, "dup", "dsh-project", shadowed=by("dsh-project", "name", "dup"), active=False))
 case("shadow-human", "human output shows the shadowing row, layer and key",
      [ROOT] + DSH, [d(ROOT), text(PATHS["dsh-project"], layer_file("dsh-project", {"shared": alpha("dsh-project")})),
-                    text(PATHS["dsh-user"], layer_file("dsh-user", {"shared": beta("dsh-user")})), *links("dsh-user")], 0,
+                    text(PATHS["cc-project"], layer_file("cc-project", {"shared": beta("cc-project")})), *links("cc-project")], 0,
      stdout_contains=["shadowed by: shared in dsh-project (same name)", "shadowed (not mounted)", "active"],
      stdout_not_contains=HUMAN_NEVER, stderr_empty=True)
+case("shadow-normalizes-to-nothing", "names `_` and `-` normalize to nothing: DSH registers no normalized-name key, both mount",
+     J, [d(ROOT), text(PATHS["cc-project"], js({"mcpServers": {"_": alpha("cc-project"), "-": beta("cc-project")}})), *links("cc-project")],
+     0, head(True) + srv(0, "-", "cc-project", claims=["name", "identity"]) + srv(1, "_", "cc-project", claims=["name", "identity"]))
+case("json-array-index-names-first", "Object.entries walks array-index names first: \"7\" comes before \"alpha\" written "
+     "above it and wins the shared identity",
+     J, [d(ROOT), text(PATHS["cc-project"], '{"mcpServers":{"alpha":%s,"7":%s}}' % (js(alpha("cc-project")), js(alpha("cc-project"))))],
+     0, head(True) + srv(0, "7", "cc-project")
+     + srv(1, "alpha", "cc-project", shadowed=by("cc-project", "identity", "7"), active=False))
+case("yaml-row-without-transport-holds-no-identity", "a YAML row without `transport` mounts as stdio but brings no identity "
+     "(DSH reads config.transport literally): the .mcp.json row with the same command line mounts too",
+     J, [d(ROOT), text(PATHS["dsh-project"], "%s\n- insert:\n    - id: \"panel-mcp-implicit\"\n      name: '@deepseek-ai/dsh-mcp-client'\n"
+                                           "      config:\n        serverName: implicit\n        command: %s\n        args: %s\n%s\n"
+                                           % (BEGIN, q(SENTINEL), js(alpha("cc-project")["args"]), END)),
+         text(PATHS["cc-project"], js({"mcpServers": {"explicit": {"command": SENTINEL, "args": alpha("cc-project")["args"]}}}))],
+     0, head(True) + srv(0, "implicit", "dsh-project", claims=["name", "normalized-name"]) + srv(1, "explicit", "cc-project"))
+case("yaml-row-without-config-holds-its-name", "a YAML row named only by its panel id, with no config: it mounts nothing "
+     "but DSH merges it before validating, so it still shadows the .mcp.json row of that name",
+     J, [d(ROOT), text(PATHS["dsh-project"], "%s\n- insert:\n    - id: \"panel-mcp-taken\"\n      name: '@deepseek-ai/dsh-mcp-client'\n%s\n" % (BEGIN, END)),
+         text(PATHS["cc-project"], js({"mcpServers": {"taken": alpha("cc-project")}}))],
+     0, head(True) + srv(0, "taken", "dsh-project", active=False, valid=False, claims=["name", "normalized-name"])
+     + [eq("/servers/0/shape/problems", ["missing-config"])]
+     + srv(1, "taken", "cc-project", shadowed=by("dsh-project", "name", "taken"), active=False))
+case("yaml-row-dsh-drops", "a YAML row with neither a string id nor a string name: DSH drops it; it is visible with a "
+     "problem and holds nothing, so the same-named .mcp.json row mounts",
+     J, [d(ROOT), text(PATHS["dsh-project"], "%s\n- insert:\n    - config: {serverName: dropped, command: %s}\n%s\n" % (BEGIN, q(SENTINEL), END)),
+         text(PATHS["cc-project"], js({"mcpServers": {"dropped": alpha("cc-project")}}))],
+     0, head(True) + srv(0, "dropped", "dsh-project", active=False, valid=False)
+     + [eq("/servers/0/shape/problems", ["row-without-id-or-name"])] + srv(1, "dropped", "cc-project"))
 
 # ---- the YAML managed block ----
 
@@ -436,8 +487,18 @@ yaml_case("yaml-tag-outside-block-ignored", "an !!js tag and broken YAML outside
           "present", None, count=3, extra=[eq("/servers/0/name", "dp-alpha")])
 yaml_case("yaml-no-block", "a mcp.yml without markers: present with no rows (outside content is not read)",
           "# %s\nservers: {a: {command: %s}}\n" % (canary("CANARY-NOBLOCK-d5h1"), SENTINEL), "present", None)
-yaml_case("yaml-empty-block", "an empty managed block: present, no rows",
-          "%s\n%s\n" % (BEGIN, END), "present", None)
+yaml_case("yaml-empty-block", "an empty managed block is not a YAML sequence: DSH fails the file (wrong-container-type)",
+          "%s\n%s\n" % (BEGIN, END), "malformed", "wrong-container-type")
+yaml_case("yaml-marker-inside-a-line", "markers are found by substring (as DSH's indexOf): a begin marker inside a quoted "
+          "value opens the block, text before the end marker on its line is block text",
+          "note: '%s' %s\n- insert:\n%s\n  # %s\n" % (BEGIN, canary("CANARY-BEGINLINE-d5h1"),
+                                                   yaml_row("inline", alpha("dsh-project")), END),
+          "present", None, count=1, extra=[eq("/servers/0/name", "inline"), eq("/servers/0/active", True)])
+yaml_case("yaml-top-level-rows", "block entries without an insert sequence are rows themselves (flattenPatchRows); "
+          "non-mapping entries are skipped",
+          "%s\n%s\n- %s\n%s\n" % (BEGIN, yaml_row("bare", alpha("dsh-project")).replace("    - ", "- ", 1).replace("\n    ", "\n"),
+                                    q(canary("CANARY-SCALAR-ENTRY-d5h1")), END),
+          "present", None, count=1, extra=[eq("/servers/0/name", "bare"), eq("/servers/0/active", True)])
 yaml_case("yaml-duplicate-key", "a duplicated mapping key inside the block: malformed (duplicate-key)",
           yaml_file([("dupkey", alpha("dsh-project"), None, "        command: %s" % q(SENTINEL))]),
           "malformed", "duplicate-key")
@@ -455,8 +516,9 @@ yaml_case("yaml-unterminated-block", "a begin marker without its end marker: mal
           "%s\n- insert:\n    - config: {serverName: x, command: %s}\n" % (BEGIN, q(SENTINEL)), "malformed", "unterminated-block")
 yaml_case("yaml-end-before-begin", "the end marker before the begin marker: malformed (unbalanced-markers)",
           "%s\n%s\n- insert: []\n" % (END, BEGIN), "malformed", "unbalanced-markers")
-yaml_case("yaml-two-blocks", "two managed blocks: malformed (unbalanced-markers)",
-          "%s\n%s\n%s\n%s\n" % (BEGIN, END, BEGIN, END), "malformed", "unbalanced-markers")
+yaml_case("yaml-second-block-ignored", "two managed blocks: only the first begin and the first end count, as in DSH",
+          yaml_file([("first", alpha("dsh-project"), None)]) + yaml_file([("second", beta("dsh-project"), None)]),
+          "present", None, count=1, extra=[eq("/servers/0/name", "first")])
 bad = yaml_file([(n, e, None) for n, e in servers("dsh-project").items()]).encode().replace(b"dp-alpha", b"dp-alph\xff", 1)
 yaml_case("yaml-invalid-utf8", "a 0xFF byte inside the block: malformed (invalid-utf8)",
           [raw(PATHS["dsh-project"], bad)], "malformed", "invalid-utf8")
@@ -465,14 +527,16 @@ yaml_case("yaml-syntax", "an unclosed flow sequence inside the block: malformed 
           "malformed", "syntax")
 yaml_case("yaml-wrong-container", "the block is a mapping, not an insert list: malformed (wrong-container-type)",
           "%s\ninsert: {serverName: x, command: %s}\n%s\n" % (BEGIN, q(SENTINEL), END), "malformed", "wrong-container-type")
-yaml_case("yaml-row-problems", "per-row problems: no serverName, a non-boolean disabled; env KEY: null is allowed",
+yaml_case("yaml-row-problems", "per-row problems: no serverName; a non-boolean disabled is dropped (the row mounts); "
+          "env KEY: null is allowed",
           yaml_file([("ok-null-env", dict(beta("dsh-project"), env={canary("CANARY_DELETED_d5h1"): None}), None),
-                     ("bad-disabled", beta("dsh-project"), "yes"),
+                     ("bad-disabled", dict(beta("dsh-project"), args=[canary("CANARY-ARG-BADDIS-d5h1")]), "yes"),
                      (None, alpha("dsh-project"), None)]),
           "present", None, count=3,
           extra=[eq("/servers/0/name", ""), eq("/servers/0/shape/problems", ["missing-name"]), eq("/servers/0/active", False),
-                 eq("/servers/1/name", "bad-disabled"), eq("/servers/1/shape/problems", ["disabled-not-boolean"]),
-                 eq("/servers/1/claims", []),
+                 eq("/servers/1/name", "bad-disabled"), eq("/servers/1/shape/problems", []),
+                 eq("/servers/1/disabled", False), eq("/servers/1/active", True),
+                 eq("/servers/1/claims", ["name", "normalized-name", "identity"]),
                  eq("/servers/2/name", "ok-null-env"), eq("/servers/2/shape/valid", True), eq("/servers/2/shape/envCount", 1),
                  eq("/servers/2/active", True), length("/servers", 9)])
 
@@ -493,8 +557,11 @@ dialect_case("json-sse-rejected", "type sse is rejected per entry (sse-unsupport
 dialect_case("json-url-httpurl-conflict", "url and httpUrl with different values: url-httpurl-conflict",
              {"url": "https://%s/a" % canary("canary-u1-d5h1.invalid"), "httpUrl": "https://%s/b" % canary("canary-u2-d5h1.invalid")},
              ["url-httpurl-conflict"], "http")
-dialect_case("json-command-and-url-without-type", "command and url without type/transport: the entry fails",
-             {"command": SENTINEL, "url": "https://%s/x" % canary("canary-cu-d5h1.invalid")}, ["command-and-url-without-type"], "unknown")
+dialect_case("json-command-and-url-is-stdio", "command and url without type/transport: stdio (DSH infers http only "
+             "without a command)",
+             {"command": SENTINEL, "url": "https://%s/x" % canary("canary-cu-d5h1.invalid")}, [], "stdio", valid=True)
+dialect_case("json-invalid-url", "a url Node's URL parser refuses (no scheme) is an entry error: invalid-url",
+             {"url": "%s/mcp" % canary("canary-noscheme-d5h1.invalid")}, ["invalid-url"], "http")
 dialect_case("json-transport-type-conflict", "type http and transport stdio disagree: transport-type-conflict",
              {"type": "http", "transport": "stdio", "command": SENTINEL, "url": "https://%s/y" % canary("canary-tt-d5h1.invalid")},
              ["transport-type-conflict"], "unknown")
@@ -548,6 +615,12 @@ state_case("dsh-project-json", "duplicate-key", "a duplicated key in .dsh/mcp.js
            [text(PATHS["dsh-project-json"], layer_file("dsh-project-json")[:-1] + ',"mcpServers":{}}')], "malformed", "duplicate-key")
 state_case("dsh-user", "wrong-container", "mcpServers is an array: malformed (wrong-container-type)",
            [text(PATHS["dsh-user"], js({"mcpServers": [servers("dsh-user")]}))], "malformed", "wrong-container-type")
+state_case("cc-project", "no-mcpservers", ".mcp.json without mcpServers: DSH fails the legacy file (wrong-container-type)",
+           [text(PATHS["cc-project"], js({"other": {canary("CANARY-NOSERVERS-d5h1"): True}}))], "malformed", "wrong-container-type")
+state_case("dsh-project-json", "no-mcpservers", ".dsh/mcp.json without mcpServers: an empty layer",
+           [text(PATHS["dsh-project-json"], js({"other": {canary("CANARY-NOSERVERS-DPJ-d5h1"): True}}))], "present", None)
+state_case("dsh-user", "mcpservers-null", "mcpServers: null is an empty layer",
+           [text(PATHS["dsh-user"], js({"mcpServers": None}))], "present", None)
 
 case("cc-project-broken-yml-unaffected", "a malformed .mcp.json never hides the project's YAML rows",
      J, [d(ROOT), text(PATHS["dsh-project"], layer_file("dsh-project")), text(PATHS["cc-project"], layer_file("cc-project")[:-5]),

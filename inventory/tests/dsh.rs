@@ -36,6 +36,7 @@ fn full(t: &Tree) -> String {
         env: {{CANARY_ENV: '${{CANARY_TOKEN}}'}}
         cwd: .
     - id: off
+      name: '@deepseek-ai/dsh-mcp-client'
       disabled: true
       config:
         serverName: unity-mcp
@@ -70,7 +71,7 @@ fn full(t: &Tree) -> String {
     t.write(
         "home/.dsh/mcp.yml",
         yml(&format!(
-            "    - config: {{serverName: switched-off, command: \"{s}\", args: [CANARY-user-yml]}}\n"
+            "    - id: panel-mcp-switched-off\n      name: '@deepseek-ai/dsh-mcp-client'\n      config: {{serverName: switched-off, transport: stdio, command: \"{s}\", args: [CANARY-user-yml]}}\n"
         )),
     );
     t.write(
@@ -134,9 +135,15 @@ fn shadowing_on_every_key_with_the_earliest_winner() {
         row("cc-project", "gitlab-copy")["shadowedBy"],
         by("dsh-project", "identity", "gitlab")
     );
+    // A user row a project row collides with is hidden from this project's
+    // sessions, and still mounted once per host: active, holding its keys
+    // in the user layers' merge.
+    let user = row("dsh-user", "gitlab");
+    assert_eq!(user["shadowedBy"], by("dsh-project", "name", "gitlab"));
+    assert_eq!(user["active"], true);
     assert_eq!(
-        row("dsh-user", "gitlab")["shadowedBy"],
-        by("dsh-project", "name", "gitlab")
+        user["claims"],
+        serde_json::json!(["name", "normalized-name", "identity"])
     );
     // url in one layer, httpUrl in another: one identity.
     assert_eq!(
@@ -156,9 +163,13 @@ fn shadowing_on_every_key_with_the_earliest_winner() {
         row("dsh-project-json", "legacy-sse")["shape"]["problems"],
         serde_json::json!(["sse-unsupported"])
     );
+    // command and url without a type: stdio (DSH infers http only without
+    // a command).
+    let both = row("dsh-project-json", "both");
+    assert_eq!(both["shape"]["problems"], serde_json::json!([]));
     assert_eq!(
-        row("dsh-project-json", "both")["shape"]["problems"],
-        serde_json::json!(["command-and-url-without-type"])
+        (both["shape"]["transport"].clone(), both["active"].clone()),
+        ("stdio".into(), true.into())
     );
     assert_eq!(
         row("cc-project", "bad name")["shape"]["problems"],
@@ -276,6 +287,386 @@ fn marker_rules() {
     t.write(&p, b"\xff\n");
     let j = dsh(&t, &["--json"]).json();
     assert_eq!(j["sources"][0]["reason"], "invalid-utf8");
+}
+
+// ---- DSH's reader, divergence by divergence (dsh-project-mcp-manager src/) ----
+
+/// One managed-block row as DSH writes it.
+fn client_row(name: &str, config: &str) -> String {
+    format!(
+        "    - id: panel-mcp-{name}\n      name: '@deepseek-ai/dsh-mcp-client'\n      config: {{serverName: {name}, {config}}}\n"
+    )
+}
+
+/// (scope, name) → row, for one `--json` run.
+fn rows(t: &Tree, extra: &[&str]) -> (serde_json::Value, crate::util::Transcript) {
+    let r = dsh(t, &[&["--json"], extra].concat());
+    (r.json(), r)
+}
+
+fn row<'j>(j: &'j serde_json::Value, scope: &str, name: &str) -> &'j serde_json::Value {
+    j["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["scope"] == scope && s["name"] == name)
+        .unwrap_or_else(|| panic!("{scope} {name} in {j}"))
+}
+
+fn by(scope: &str, key: &str, name: &str) -> serde_json::Value {
+    serde_json::json!({"scope": scope, "key": key, "name": name})
+}
+
+#[test]
+fn a_marker_inside_a_longer_line_opens_and_closes_the_block() {
+    // mcp-file.ts finds the markers with indexOf: a begin marker in a quoted
+    // value or a trailing comment still opens the block.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.yml"),
+        format!(
+            "note: '{BEGIN}' (the rest of this line is skipped)\n- insert:\n{}  # {END}\n",
+            client_row("hidden", "command: x")
+        ),
+    );
+    let (j, r) = rows(&t, &[]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(j["sources"][0]["serverCount"], 1);
+    assert_eq!(row(&j, "dsh-project", "hidden")["active"], true);
+    // The old whole-line rule saw no block here and reported nothing.
+}
+
+#[test]
+fn a_second_block_after_the_first_end_is_ignored_as_dsh_ignores_it() {
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.yml"),
+        format!(
+            "{BEGIN}\n- insert:\n{}{END}\n{BEGIN}\n- insert:\n{}{END}\n",
+            client_row("first", "command: x"),
+            client_row("second", "command: y")
+        ),
+    );
+    let (j, r) = rows(&t, &[]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(j["servers"].as_array().unwrap().len(), 1);
+    assert_eq!(j["servers"][0]["name"], "first");
+}
+
+#[test]
+fn an_empty_managed_block_fails_the_file_as_in_dsh() {
+    // The block must parse to a sequence; an empty one parses to null.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.yml"),
+        format!("{BEGIN}\n# nothing yet\n{END}\n"),
+    );
+    let (j, r) = rows(&t, &[]);
+    assert_eq!(r.code, 1, "{r}");
+    assert_eq!(j["sources"][0]["reason"], "wrong-container-type");
+}
+
+#[test]
+fn top_level_rows_without_insert_are_rows() {
+    // flattenPatchRows: an entry without an `insert` sequence is itself a row
+    // candidate (kept with a string id or name); entries that are not
+    // mappings are skipped.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.yml"),
+        format!(
+            "{BEGIN}\n- id: panel-mcp-bare\n  name: '@deepseek-ai/dsh-mcp-client'\n  config: {{serverName: bare, command: x}}\n- just a string\n- insert: 5\n  name: '@deepseek-ai/dsh-mcp-client'\n  config: {{serverName: odd, command: y}}\n- insert:\n{}{END}\n",
+            client_row("listed", "command: z")
+        ),
+    );
+    let (j, r) = rows(&t, &[]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(j["sources"][0]["serverCount"], 3);
+    for name in ["bare", "odd", "listed"] {
+        assert_eq!(row(&j, "dsh-project", name)["active"], true, "{name}");
+    }
+}
+
+#[test]
+fn a_non_boolean_disabled_is_dropped_and_the_row_mounts() {
+    // flattenPatchRows deletes a `disabled` that is not a boolean.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.yml"),
+        yml("    - id: panel-mcp-on\n      name: '@deepseek-ai/dsh-mcp-client'\n      disabled: 'yes'\n      config: {serverName: on, command: x}\n"),
+    );
+    let (j, _) = rows(&t, &[]);
+    let on = row(&j, "dsh-project", "on");
+    assert_eq!(
+        (on["active"].clone(), on["disabled"].clone()),
+        (true.into(), false.into())
+    );
+    assert_eq!(on["shape"]["problems"], serde_json::json!([]));
+}
+
+#[test]
+fn yaml_rows_without_a_config_hold_their_name() {
+    // The registry merges every managed-block row that has a name (rowNameOf:
+    // the panel id) before validating: a row with no config mounts nothing
+    // but still shadows a lower row of that name.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.yml"),
+        yml("    - id: panel-mcp-taken\n      name: '@deepseek-ai/dsh-mcp-client'\n"),
+    );
+    t.write(
+        &format!("{ROOT}/.mcp.json"),
+        r#"{"mcpServers": {"taken": {"command": "x"}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    let p = row(&j, "dsh-project", "taken");
+    assert_eq!(
+        p["shape"]["problems"],
+        serde_json::json!(["missing-config"])
+    );
+    assert_eq!(p["claims"], serde_json::json!(["name", "normalized-name"]));
+    assert_eq!(p["active"], false);
+    let cc = row(&j, "cc-project", "taken");
+    assert_eq!(cc["shadowedBy"], by("dsh-project", "name", "taken"));
+    assert_eq!(cc["active"], false);
+}
+
+#[test]
+fn yaml_rows_dsh_drops_are_visible_and_hold_nothing() {
+    // No string id and no string name: flattenPatchRows drops the row.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.yml"),
+        yml("    - config: {serverName: same, command: x}\n"),
+    );
+    t.write(
+        &format!("{ROOT}/.mcp.json"),
+        r#"{"mcpServers": {"same": {"command": "x"}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    let p = row(&j, "dsh-project", "same");
+    assert_eq!(
+        p["shape"]["problems"],
+        serde_json::json!(["row-without-id-or-name"])
+    );
+    assert_eq!(p["claims"], serde_json::json!([]));
+    assert_eq!(row(&j, "cc-project", "same")["active"], true);
+}
+
+#[test]
+fn yaml_rows_without_an_explicit_transport_hold_no_identity() {
+    // serviceIdentityKey reads config.transport literally: a row that leaves
+    // it out (stdio by default) brings no identity into the merge.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.yml"),
+        yml(&client_row("implicit", "command: x, args: [a]")),
+    );
+    t.write(
+        &format!("{ROOT}/.mcp.json"),
+        r#"{"mcpServers": {"explicit": {"command": "x", "args": ["a"]}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    let y = row(&j, "dsh-project", "implicit");
+    assert_eq!(
+        (y["active"].clone(), y["claims"].clone()),
+        (true.into(), serde_json::json!(["name", "normalized-name"]))
+    );
+    assert_eq!(row(&j, "cc-project", "explicit")["active"], true);
+}
+
+#[test]
+fn yaml_numeric_args_join_the_identity_as_javascript_strings() {
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.yml"),
+        yml(&client_row(
+            "port",
+            "transport: stdio, command: x, args: [--port, 0x1F90]",
+        )),
+    );
+    t.write(
+        &format!("{ROOT}/.mcp.json"),
+        r#"{"mcpServers": {"copy": {"command": "x", "args": ["--port", "8080"]}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    assert_eq!(
+        row(&j, "cc-project", "copy")["shadowedBy"],
+        by("dsh-project", "identity", "port")
+    );
+}
+
+#[test]
+fn cc_project_without_mcp_servers_is_malformed_and_null_is_empty() {
+    // readMcpJsonFile requires mcpServers; the DSH JSON layers treat a
+    // missing one as empty; `mcpServers: null` is empty everywhere.
+    let t = Tree::new();
+    t.write(&format!("{ROOT}/.mcp.json"), r#"{"other": {}}"#);
+    t.write(&format!("{ROOT}/.dsh/mcp.json"), r#"{"other": {}}"#);
+    t.write("home/.dsh/mcp.json", r#"{"mcpServers": null}"#);
+    let (j, r) = rows(&t, &[]);
+    assert_eq!(r.code, 1, "{r}");
+    assert_eq!(j["sources"][2]["state"], "malformed");
+    assert_eq!(j["sources"][2]["reason"], "wrong-container-type");
+    assert_eq!(j["sources"][1]["state"], "present");
+    assert_eq!(j["sources"][4]["state"], "present");
+}
+
+#[test]
+fn a_disabled_json_entry_dsh_refuses_holds_no_key() {
+    // jsonEntryToInput runs before the disabled check: a placeholder
+    // without a command is an entry error and holds nothing.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.json"),
+        r#"{"mcpServers": {"gitlab": {"disabled": true}}}"#,
+    );
+    t.write(
+        &format!("{ROOT}/.mcp.json"),
+        r#"{"mcpServers": {"gitlab": {"command": "x"}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    let p = row(&j, "dsh-project-json", "gitlab");
+    assert_eq!(
+        p["shape"]["problems"],
+        serde_json::json!(["missing-command"])
+    );
+    assert_eq!(p["claims"], serde_json::json!([]));
+    assert_eq!(row(&j, "cc-project", "gitlab")["active"], true);
+}
+
+#[test]
+fn a_json_entry_with_an_invalid_url_holds_no_key() {
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.json"),
+        r#"{"mcpServers": {"web": {"url": "example.com/mcp"}}}"#,
+    );
+    t.write(
+        &format!("{ROOT}/.mcp.json"),
+        r#"{"mcpServers": {"web": {"url": "https://example.com/mcp"}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    assert_eq!(
+        row(&j, "dsh-project-json", "web")["shape"]["problems"],
+        serde_json::json!(["invalid-url"])
+    );
+    assert_eq!(row(&j, "cc-project", "web")["active"], true);
+}
+
+#[test]
+fn json_command_and_url_without_a_type_is_a_stdio_server() {
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.mcp.json"),
+        r#"{"mcpServers": {"both": {"command": "x", "url": "https://example.com"}, "empty-type": {"type": "", "command": "y"}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    for name in ["both", "empty-type"] {
+        let b = row(&j, "cc-project", name);
+        assert_eq!(
+            (b["active"].clone(), b["shape"]["transport"].clone()),
+            (true.into(), "stdio".into()),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn numeric_names_come_first_in_a_json_file_as_object_entries_walks_them() {
+    // Object.entries visits array-index keys first: "7" wins the identity.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.mcp.json"),
+        r#"{"mcpServers": {"alpha": {"command": "x"}, "7": {"command": "x"}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    assert_eq!(row(&j, "cc-project", "7")["active"], true);
+    assert_eq!(
+        row(&j, "cc-project", "alpha")["shadowedBy"],
+        by("cc-project", "identity", "7")
+    );
+}
+
+#[test]
+fn names_that_normalize_to_nothing_do_not_collide() {
+    // normalizedNameKey registers no key for an empty normalized name.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.mcp.json"),
+        r#"{"mcpServers": {"_": {"command": "x"}, "-": {"command": "y"}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    for name in ["_", "-"] {
+        let r = row(&j, "cc-project", name);
+        assert_eq!(r["active"], true, "{name}");
+        assert_eq!(r["claims"], serde_json::json!(["name", "identity"]));
+    }
+}
+
+#[test]
+fn the_shadowing_key_is_name_then_normalized_name_then_identity() {
+    // mergeOneRow checks the exact name first, then the normalized name,
+    // then the identity, whichever row came earlier.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.dsh/mcp.json"),
+        r#"{"mcpServers": {"early": {"command": "x"}}}"#,
+    );
+    t.write(
+        &format!("{ROOT}/.mcp.json"),
+        r#"{"mcpServers": {"Late": {"command": "y"}, "late": {"command": "x"}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    assert_eq!(
+        row(&j, "cc-project", "late")["shadowedBy"],
+        by("cc-project", "normalized-name", "Late")
+    );
+}
+
+#[test]
+fn user_rows_a_project_row_hides_still_mount() {
+    // User-layer rows mount once per host (reconcileGlobals, merged among the
+    // user layers only); a project row that collides only denies their tools
+    // to this project's sessions.
+    let t = Tree::new();
+    t.write(
+        &format!("{ROOT}/.mcp.json"),
+        r#"{"mcpServers": {"shared": {"command": "x"}}}"#,
+    );
+    t.write(
+        "home/.dsh/mcp.json",
+        r#"{"mcpServers": {"shared": {"command": "y"}, "copy": {"command": "y"}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    let u = row(&j, "dsh-user", "shared");
+    assert_eq!(u["shadowedBy"], by("cc-project", "name", "shared"));
+    assert_eq!(u["active"], true);
+    // Among the user layers the hidden row still comes first: "copy" is
+    // shadowed for real, on identity.
+    let c = row(&j, "dsh-user", "copy");
+    assert_eq!(c["shadowedBy"], by("dsh-user", "identity", "shared"));
+    assert_eq!(c["active"], false);
+}
+
+#[test]
+fn user_rows_shadowed_by_user_rows_do_not_mount() {
+    let t = Tree::new();
+    t.write(
+        "home/.dsh/mcp.yml",
+        yml(&client_row("gitlab", "transport: stdio, command: x")),
+    );
+    t.write(
+        "home/.dsh/mcp.json",
+        r#"{"mcpServers": {"gitlab": {"command": "y"}}}"#,
+    );
+    let (j, _) = rows(&t, &[]);
+    let u = row(&j, "dsh-user", "gitlab");
+    assert_eq!(u["shadowedBy"], by("dsh-user-yml", "name", "gitlab"));
+    assert_eq!(
+        (u["active"].clone(), u["claims"].clone()),
+        (false.into(), serde_json::json!([]))
+    );
 }
 
 #[test]
@@ -476,14 +867,19 @@ fn dsh_output_matches_the_contract() {
         assert!(v.shape.fields.windows(2).all(|w| w[0] < w[1]));
         let _ = (&v.launch, &v.guard_form, &v.shape.transport);
         let _ = (v.shape.arg_count, v.shape.env_count, v.shape.header_count);
-        // Active rows are valid, not disabled, not skipped, not shadowed.
+        // Active rows are valid, not disabled, not skipped, and hold keys.
         if v.active {
-            assert!(v.shape.valid && !v.disabled && !v.skipped && v.shadowed_by.is_none());
+            assert!(v.shape.valid && !v.disabled && !v.skipped && !v.claims.is_empty());
         }
+        let position = |scope: &str| layers.iter().position(|l| *l == scope).unwrap();
         if let Some(by) = &v.shadowed_by {
-            assert!(v.claims.is_empty() && layers.contains(&by.scope.as_str()));
             assert!(["name", "normalized-name", "identity"].contains(&by.key.as_str()));
             assert!(!by.name.is_empty());
+            assert!(position(&by.scope) <= position(&v.scope));
+            if v.active || !v.claims.is_empty() {
+                // Only a user row hidden by a project row: it still mounts.
+                assert!(position(&v.scope) >= 3 && position(&by.scope) < 3, "{v:?}");
+            }
         }
         let _ = v.placeholder_count;
     }

@@ -1,7 +1,7 @@
 //! The DSH profile (`--client dsh`): the six first-come-first-served layers
-//! of dsh-project-mcp-manager (`seeds/002_*.txt`, `docs/guide/layers.md`),
-//! each layer's rows, and the shadow chain that decides which rows are
-//! hidden by an earlier one — statically, without starting DSH.
+//! of dsh-project-mcp-manager (`seeds/002_*.txt`, `docs/guide/layers.md`,
+//! `src/registry.ts`), each layer's rows, and the merges that decide which
+//! rows an earlier one hides — statically, without starting DSH.
 //!
 //! | # | scope              | file                                     | format |
 //! |---|--------------------|------------------------------------------|--------|
@@ -14,9 +14,11 @@
 //!
 //! Layer 4 is read only when a profile is named (`--dsh-profile NAME`);
 //! otherwise it is absent from `sources` and listed in
-//! `coverage.notExamined`. Rows are shadowed on the exact name, the
-//! normalized name or the raw identity (see [`entry`]); the earliest
-//! colliding row wins the attribution. Every decision is in
+//! `coverage.notExamined`. DSH merges twice: the project's merge of all six
+//! layers decides the project rows (1–3) and which user rows this project's
+//! sessions do not see; the user layers' own merge (4–6) decides which user
+//! rows mount, once per host. Rows collide on the exact name, the normalized
+//! name or the raw identity (see [`entry`]). Every decision is in
 //! `inventory/DSH.md`.
 //!
 //! Files go through `read.rs` (bounded, no-follow), JSON through the strict
@@ -26,6 +28,8 @@
 //! header name or value into the model.
 
 pub mod entry;
+mod js;
+mod url;
 pub mod yaml;
 
 use std::collections::HashMap;
@@ -35,10 +39,10 @@ use crate::classify;
 use crate::host::{Host, Os};
 use crate::json::{Options, Value};
 use crate::model::{DshRow, FileState, Reason, Server, ShadowedBy, Source, Unavailable};
-use crate::profile::{coverage, member_object, parse_object, path_string, Inventory};
+use crate::profile::{coverage, parse_object, path_string, Inventory};
 use crate::root::SelectedRoot;
 
-use entry::{Identity, Row};
+use entry::Row;
 
 pub const DSH_PROJECT: &str = "dsh-project";
 pub const DSH_PROJECT_JSON: &str = "dsh-project-json";
@@ -84,6 +88,8 @@ enum Format {
 /// One fixed layer: its scope, base directory and components below it.
 struct Layer<'p> {
     scope: &'static str,
+    /// A project layer (1–3); the others are user layers, mounted per host.
+    project: bool,
     base: Option<&'p Path>,
     /// Shown instead of the path when the base (HOME) is unknown.
     unknown_base: &'static str,
@@ -91,10 +97,11 @@ struct Layer<'p> {
     format: Format,
 }
 
-/// A row with where it came from, in document order.
+/// A row with where it came from, in merge order.
 struct Placed {
     layer: usize,
     scope: &'static str,
+    project: bool,
     path: String,
     row: Row,
     launch: crate::model::Launch,
@@ -156,6 +163,7 @@ pub fn inventory(root: &SelectedRoot, host: &Host, profile: Option<&str>) -> Inv
         placed.extend(rows.into_iter().map(|(row, launch, guard_form)| Placed {
             layer: i,
             scope: l.scope,
+            project: l.project,
             path: path.clone(),
             row,
             launch,
@@ -186,6 +194,7 @@ fn layer<'p>(
 ) -> Layer<'p> {
     Layer {
         scope,
+        project: matches!(scope, DSH_PROJECT | DSH_PROJECT_JSON | CC_PROJECT),
         base,
         unknown_base,
         rel,
@@ -217,8 +226,10 @@ fn read_layer(l: &Layer, fold_case: bool) -> (Source, Vec<LayerRow>) {
         source.set(Unavailable::new(FileState::Unreadable, Reason::HomeNotSet));
         return (source, Vec::new());
     };
+    // `.mcp.json` is read as Claude Code's file: DSH requires `mcpServers`.
+    let require_servers = l.scope == CC_PROJECT;
     let result = crate::read::read_file(base, &l.rel).and_then(|bytes| match l.format {
-        Format::Json => json_rows(&bytes, fold_case),
+        Format::Json => json_rows(&bytes, require_servers, fold_case),
         Format::Yaml => yaml_rows(&bytes, fold_case),
     });
     match result {
@@ -245,103 +256,187 @@ fn classified(row: Row, entry: Option<&Value>) -> LayerRow {
     (row, launch, guard_form)
 }
 
-/// `mcpServers` of a strict JSON file, in document order.
-fn json_rows(bytes: &[u8], fold_case: bool) -> Result<Vec<LayerRow>, Unavailable> {
+/// `mcpServers` of a strict JSON file, in the order DSH walks it
+/// (`Object.entries`: array-index names first, see [`js::property_order`]).
+///
+/// A missing `mcpServers` is an empty layer, except in `.mcp.json`, where DSH
+/// fails the file (`wrong-container-type` here); `null` is an empty layer;
+/// any other non-object is `wrong-container-type` (DSH logs it as an entry
+/// error and reads no row from the file either).
+fn json_rows(
+    bytes: &[u8],
+    require_servers: bool,
+    fold_case: bool,
+) -> Result<Vec<LayerRow>, Unavailable> {
     let top = parse_object(bytes, &Options::STRICT)?;
-    let Some(servers) = member_object(&top, "mcpServers")? else {
-        return Ok(Vec::new());
+    let servers = match top.get("mcpServers") {
+        None if require_servers => return Err(Unavailable::malformed(Reason::WrongContainerType)),
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Object(o)) => o,
+        Some(_) => return Err(Unavailable::malformed(Reason::WrongContainerType)),
     };
-    Ok(servers
-        .iter()
-        .map(|(name, e)| classified(entry::json_row(name, e, fold_case), Some(e)))
+    let entries: Vec<(&str, &Value)> = servers.iter().collect();
+    Ok(js::property_order(entries.iter().map(|(name, _)| *name))
+        .into_iter()
+        .map(|i| {
+            let (name, e) = entries[i];
+            classified(entry::json_row(name, e, fold_case), Some(e))
+        })
         .collect())
 }
 
-/// The managed block's `insert` rows, in document order.
+/// The managed block's rows, in document order, flattened as DSH's
+/// `flattenPatchRows` does: the block must be a sequence (an empty block is
+/// not); an entry that is not a mapping is skipped; an entry whose `insert`
+/// is a sequence contributes each item, any other entry is itself a row
+/// candidate.
 fn yaml_rows(bytes: &[u8], fold_case: bool) -> Result<Vec<LayerRow>, Unavailable> {
     let malformed = Unavailable::malformed;
     let text = std::str::from_utf8(bytes).map_err(|_| malformed(Reason::InvalidUtf8))?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some(block) = yaml::managed_block(text).map_err(malformed)? else {
         return Ok(Vec::new());
     };
     let doc = yaml::parse_block(block).map_err(malformed)?;
-    let items: &[Value] = match &doc {
-        Value::Null => &[],
-        Value::Array(items) => items,
-        _ => return Err(malformed(Reason::WrongContainerType)),
+    let Value::Array(entries) = &doc else {
+        return Err(malformed(Reason::WrongContainerType));
     };
     let mut rows = Vec::new();
-    for item in items {
-        let Some(op) = item.as_object() else {
-            return Err(malformed(Reason::WrongContainerType));
+    let mut push = |candidate: &Value| {
+        let config = candidate
+            .as_object()
+            .and_then(|o| o.get("config"))
+            .filter(|c| c.as_object().is_some());
+        rows.push(classified(entry::yaml_row(candidate, fold_case), config));
+    };
+    for e in entries {
+        let Some(op) = e.as_object() else {
+            continue;
         };
         match op.get("insert") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(inserted)) => {
-                for r in inserted {
-                    let config = r.as_object().and_then(|o| o.get("config"));
-                    let config = config.filter(|c| c.as_object().is_some());
-                    rows.push(classified(entry::yaml_row(r, fold_case), config));
-                }
-            }
-            Some(_) => return Err(malformed(Reason::WrongContainerType)),
+            Some(Value::Array(inserted)) => inserted.iter().for_each(&mut push),
+            _ => push(e),
         }
     }
     Ok(rows)
 }
 
-/// Walk the rows in layer and document order, decide `shadowedBy`, then
-/// order the rows for output: layer order, then name, then document order.
-///
-/// Each key maps to the chain index of the row holding it; a row's keys are
-/// moved into the maps, never copied twice (a 1 MiB layer has ~20,000 rows).
-fn shadow_chain(placed: Vec<Placed>) -> Vec<Server> {
+/// Where one row stands in one merge.
+#[derive(Clone)]
+enum Standing {
+    /// Not part of this merge.
+    Out,
+    /// Came first on every key: holds these.
+    Holds(Vec<&'static str>),
+    /// Collided with an earlier row (chain index) on this key.
+    Shadowed(usize, &'static str),
+}
+
+/// DSH's `mergeSourcedRows` over the rows `include` selects, in order: a row
+/// is shadowed by the holder of its exact name; else of its normalized name;
+/// else of its identity (that precedence, not the earliest holder, names the
+/// key). A row that is not shadowed takes all its keys; a shadowed row takes
+/// none.
+fn merge(
+    placed: &[Placed],
+    norms: &[Option<String>],
+    include: impl Fn(&Placed) -> bool,
+) -> Vec<Standing> {
     let n = placed.len();
-    let mut names: HashMap<String, usize> = HashMap::with_capacity(n);
-    let mut normalized: HashMap<String, usize> = HashMap::with_capacity(n);
-    let mut identities: HashMap<Identity, usize> = HashMap::with_capacity(n);
-    let mut out: Vec<Server> = Vec::with_capacity(n);
-    let mut layer_of: Vec<usize> = Vec::with_capacity(n);
-    for (index, p) in placed.into_iter().enumerate() {
-        let mut row = p.row;
-        let mut shadowed_by = None;
-        let mut claims = Vec::new();
-        if row.claims() {
-            let norm = entry::normalized_name(&row.name);
-            let hits = [
-                ("name", names.get(&row.name)),
-                ("normalized-name", normalized.get(&norm)),
-                (
-                    "identity",
-                    row.identity.as_ref().and_then(|i| identities.get(i)),
-                ),
-            ];
-            // The earliest colliding row wins; on a tie the first key in
-            // name, normalized-name, identity order.
-            let winner = hits
-                .iter()
-                .filter_map(|(k, h)| h.map(|h| (*h, *k)))
-                .min_by_key(|(i, _)| *i);
-            if let Some((i, key)) = winner {
-                let holder = &out[i];
-                shadowed_by = Some(ShadowedBy {
-                    scope: holder.scope,
-                    key,
-                    name: holder.name.clone(),
-                });
+    let mut names: HashMap<&str, usize> = HashMap::with_capacity(n);
+    let mut normalized: HashMap<&str, usize> = HashMap::with_capacity(n);
+    let mut identities: HashMap<&entry::Identity, usize> = HashMap::with_capacity(n);
+    let mut out = Vec::with_capacity(n);
+    for (i, p) in placed.iter().enumerate() {
+        if !p.row.enters_chain || !include(p) {
+            out.push(Standing::Out);
+            continue;
+        }
+        let name = p.row.name.as_str();
+        let norm = norms[i].as_deref();
+        let id = p.row.identity.as_ref();
+        let hit = names
+            .get(name)
+            .map(|w| (*w, "name"))
+            .or_else(|| {
+                norm.and_then(|k| normalized.get(k))
+                    .map(|w| (*w, "normalized-name"))
+            })
+            .or_else(|| id.and_then(|k| identities.get(k)).map(|w| (*w, "identity")));
+        if let Some((w, key)) = hit {
+            out.push(Standing::Shadowed(w, key));
+            continue;
+        }
+        let mut claims = vec!["name"];
+        names.insert(name, i);
+        if let Some(k) = norm {
+            normalized.insert(k, i);
+            claims.push("normalized-name");
+        }
+        if let Some(k) = id {
+            identities.insert(k, i);
+            claims.push("identity");
+        }
+        out.push(Standing::Holds(claims));
+    }
+    out
+}
+
+/// Decide every row's `shadowedBy`, `claims` and `active`, then order the
+/// rows for output: layer order, then name, then merge order.
+///
+/// Project rows (layers 1–3) stand as the project's merge of all layers
+/// leaves them. A user row (layers 4–6) mounts once per host when it wins
+/// the user layers' own merge; when a project row takes one of its keys in
+/// the project's merge it stays active, with that project row as
+/// `shadowedBy`: DSH denies its tools to this project's sessions only.
+fn shadow_chain(placed: Vec<Placed>) -> Vec<Server> {
+    let norms: Vec<Option<String>> = placed
+        .iter()
+        .map(|p| {
+            p.row
+                .enters_chain
+                .then(|| entry::normalized_name(&p.row.name))
+                .flatten()
+        })
+        .collect();
+    let project_merge = merge(&placed, &norms, |_| true);
+    let user_merge = merge(&placed, &norms, |p| !p.project);
+    let by = |w: usize, key: &'static str| ShadowedBy {
+        scope: placed[w].scope,
+        key,
+        name: placed[w].row.name.clone(),
+    };
+    let decided: Vec<(Option<ShadowedBy>, Vec<&'static str>, bool)> = placed
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mounts = p.row.mountable();
+            let standing = if p.project {
+                &project_merge[i]
             } else {
-                names.insert(row.name.clone(), index);
-                normalized.insert(norm, index);
-                claims.extend(["name", "normalized-name"]);
-                if let Some(id) = row.identity.take() {
-                    identities.insert(id, index);
-                    claims.push("identity");
+                &user_merge[i]
+            };
+            match standing {
+                Standing::Out => (None, Vec::new(), false),
+                Standing::Shadowed(w, key) => (Some(by(*w, key)), Vec::new(), false),
+                Standing::Holds(claims) => {
+                    let hidden = match &project_merge[i] {
+                        Standing::Shadowed(w, key) if !p.project && placed[*w].project => {
+                            Some(by(*w, key))
+                        }
+                        _ => None,
+                    };
+                    (hidden, claims.clone(), mounts)
                 }
             }
-        }
-        let active = row.claims() && !row.disabled && shadowed_by.is_none();
-        let server = Server {
+        })
+        .collect();
+
+    let mut out: Vec<Server> = Vec::with_capacity(placed.len());
+    let mut layer_of: Vec<usize> = Vec::with_capacity(placed.len());
+    for (p, (shadowed_by, claims, active)) in placed.into_iter().zip(decided) {
+        let row = p.row;
+        out.push(Server {
             name: row.name,
             scope: p.scope,
             origin: None,
@@ -362,8 +457,7 @@ fn shadow_chain(placed: Vec<Placed>) -> Vec<Server> {
                 claims,
                 placeholder_count: row.placeholder_count,
             }),
-        };
-        out.push(server);
+        });
         layer_of.push(p.layer);
     }
     // Sort indices, not rows: a row is several hundred bytes.

@@ -1,10 +1,12 @@
-//! One DSH server row: its shape under the DSH dialect (`format.md`), its
-//! activity (`disabled` / `enabled`), the `${VAR}` references it carries, and
-//! the raw service identity that takes part in shadowing.
+//! One DSH server row as dsh-project-mcp-manager reads it: whether it enters
+//! DSH's merge at all, the keys it brings (exact name, normalized name,
+//! service identity), whether DSH would mount it when it wins, and the
+//! `${VAR}` references it carries.
 //!
-//! The same rules cover JSON entries (`mcpServers.<name>`) and native YAML
-//! rows (`insert[].config`, name in `config.serverName`, `disabled` on the
-//! row itself). See `inventory/DSH.md` for every decision.
+//! The two dialects are read by different code in DSH and are kept apart
+//! here ([`json_row`], [`yaml_row`]); `inventory/DSH.md` has every rule and
+//! the DSH source it follows (`src/json-file.ts`, `src/mcp-file.ts`,
+//! `src/model.ts`, `src/registry.ts`).
 //!
 //! The identity (command + args, or url) is the only place a command, an
 //! argument or a URL is copied, and it never leaves the `dsh` module: it is
@@ -13,29 +15,37 @@
 
 use crate::json::{Object, Value};
 use crate::model::{Shape, Transport};
-use crate::shape::{check_string, present_fields};
+use crate::shape::present_fields;
 
-/// Which file format the row came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    /// `mcpServers.<name>`: the key is the name, the entry is the config.
-    Json,
-    /// An `insert` row: `config.serverName`, `config.*`, row-level `disabled`.
-    Yaml,
-}
+use super::{js, url};
+
+/// The plugin a managed-block row must name for DSH to read its `config`
+/// (`configFromPatchRow`).
+pub const MCP_CLIENT: &str = "@deepseek-ai/dsh-mcp-client";
+
+/// A managed-block row id `panel-mcp-<name>` names the server
+/// (`serverNameFromRowId`), ahead of `config.serverName`.
+pub const ROW_ID_PREFIX: &str = "panel-mcp-";
+
+/// `Number.MAX_SAFE_INTEGER`: zod 4's `.int()` accepts safe integers only.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+/// `MAX_TIMER_DELAY_MS`, the bound DSH puts on reconnect delays.
+const MAX_TIMER_DELAY_MS: f64 = 2_147_483_647.0;
 
 /// Known fields of a DSH entry (the JSON entry or the YAML `config`), in
 /// byte order: the `shape.fields` order.
-pub const FIELDS: [&str; 17] = [
+pub const FIELDS: [&str; 19] = [
     "args",
     "command",
     "cwd",
     "disabled",
     "enabled",
     "env",
+    "excludeTools",
     "failOnStartupError",
     "headers",
     "httpUrl",
+    "includeTools",
     "maxInstructionBytes",
     "reconnect",
     "serverName",
@@ -46,39 +56,67 @@ pub const FIELDS: [&str; 17] = [
     "url",
 ];
 
-/// A service identity as written (before `${VAR}` expansion). Equal
+/// A service identity exactly as DSH's `serviceIdentityKey` spells it
+/// (`s\0command\0args…` or `h\0url`, raw, before `${VAR}` expansion). Equal
 /// identities collide; it is never printed or serialized.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Identity {
-    /// `[command, args…]`.
-    Stdio(Vec<String>),
-    /// The url (or httpUrl).
-    Http(String),
+pub struct Identity(String);
+
+impl Identity {
+    /// stdio: the command (lowercased on Windows) and every argument as
+    /// `String(arg)`, joined with NUL.
+    fn stdio<'r, 'a: 'r>(
+        command: &str,
+        args: impl Iterator<Item = &'r Value<'a>>,
+        fold_case: bool,
+    ) -> Self {
+        let mut key = String::from("s\0");
+        if fold_case {
+            key.push_str(&js::to_lower(command));
+        } else {
+            key.push_str(command);
+        }
+        key.push('\0');
+        for (i, a) in args.enumerate() {
+            if i > 0 {
+                key.push('\0');
+            }
+            key.push_str(&js::to_string(a));
+        }
+        Identity(key)
+    }
+
+    fn http(url: &str) -> Self {
+        Identity(format!("h\0{url}"))
+    }
 }
 
 /// Everything the profile needs about one row.
 #[derive(Debug, Clone)]
 pub struct Row {
-    /// The declared name (`""` when there is none).
+    /// The name DSH files the row under (`""` when it has none).
     pub name: String,
     pub shape: Shape,
     pub disabled: bool,
     pub skipped: bool,
     pub placeholder_count: usize,
-    /// `Some` only for a valid stdio row with a command or an http row with
-    /// a url.
+    /// Whether DSH puts the row into its merge: it then holds its keys when
+    /// it comes first, or is shadowed. JSON: a valid, not skipped entry
+    /// (DSH drops the others with an entry error); YAML: any row with a
+    /// name, valid or not (DSH merges before it validates).
+    pub enters_chain: bool,
+    /// The identity key the row brings into the merge, if any.
     pub identity: Option<Identity>,
 }
 
 impl Row {
-    /// Whether the row enters the shadow chain (holds keys when it wins):
-    /// a valid, not-skipped row. `disabled` rows do.
-    pub fn claims(&self) -> bool {
-        self.shape.valid && !self.skipped
+    /// Whether DSH mounts the row when nothing shadows it.
+    pub fn mountable(&self) -> bool {
+        self.enters_chain && self.shape.valid && !self.disabled && !self.skipped
     }
 }
 
-/// Whether a server name is `[A-Za-z0-9_-]{1,32}`.
+/// Whether a server name is `[A-Za-z0-9_-]{1,32}` (`SERVER_NAME_RE`).
 pub fn valid_name(name: &str) -> bool {
     (1..=32).contains(&name.len())
         && name
@@ -86,248 +124,295 @@ pub fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// The normalized name: ASCII-lowercased, non-alphanumerics removed.
-pub fn normalized_name(name: &str) -> String {
-    name.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
+/// DSH's `normalizedNameKey`: `toLowerCase()`, then everything outside
+/// `[a-z0-9]` removed; `None` (no key at all) when nothing is left.
+pub fn normalized_name(name: &str) -> Option<String> {
+    let n: String = js::to_lower(name)
+        .chars()
+        .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        .collect();
+    (!n.is_empty()).then_some(n)
 }
 
-/// A JSON entry: `mcpServers[name]`.
-pub fn json_row(name: &str, entry: &Value, fold_case: bool) -> Row {
-    interpret(
-        Some(name),
-        entry.as_object(),
-        None,
-        Dialect::Json,
-        fold_case,
-    )
-    .unwrap_or_else(|| not_object(name.to_owned(), "entry-not-object"))
-}
-
-/// A YAML `insert` row.
-pub fn yaml_row(row: &Value, fold_case: bool) -> Row {
-    let Some(obj) = row.as_object() else {
-        return not_object(String::new(), "row-not-object");
-    };
-    let config = match obj.get("config") {
-        None => return not_object(String::new(), "missing-config"),
-        Some(Value::Object(c)) => c,
-        Some(_) => return not_object(String::new(), "config-not-object"),
-    };
-    let name = config.get("serverName").and_then(Value::as_str);
-    let mut r = interpret(name, Some(config), Some(obj), Dialect::Yaml, fold_case)
-        .expect("config is an object");
-    if name.is_none() {
-        r.name = String::new();
+fn shape(problems: Vec<&'static str>, transport: Transport, fields: Vec<&'static str>) -> Shape {
+    Shape {
+        valid: problems.is_empty(),
+        problems,
+        transport,
+        fields,
+        arg_count: 0,
+        env_count: 0,
+        header_count: 0,
     }
-    r
 }
 
+/// A row that is nothing but its problem (not an object).
 fn not_object(name: String, problem: &'static str) -> Row {
     Row {
         name,
-        shape: Shape {
-            valid: false,
-            problems: vec![problem],
-            transport: Transport::Unknown,
-            fields: Vec::new(),
-            arg_count: 0,
-            env_count: 0,
-            header_count: 0,
-        },
+        shape: shape(vec![problem], Transport::Unknown, Vec::new()),
         disabled: false,
         skipped: false,
         placeholder_count: 0,
+        enters_chain: false,
         identity: None,
     }
 }
 
-/// The transport a `type` or `transport` value names.
-fn named_transport(v: &Value) -> Result<Transport, &'static str> {
-    match v.as_str() {
-        None => Err("not-string"),
-        Some("stdio") => Ok(Transport::Stdio),
-        Some("http" | "streamable-http") => Ok(Transport::Http),
-        Some("sse") => Ok(Transport::Sse),
-        Some(_) => Err("unsupported"),
+/// The transport a `type` / `transport` value names (`resolveMcpTransport`).
+fn named_transport(v: &str) -> Result<Transport, &'static str> {
+    match v {
+        "stdio" => Ok(Transport::Stdio),
+        "http" | "streamable-http" => Ok(Transport::Http),
+        "sse" => Err("sse"),
+        _ => Err("unsupported"),
     }
 }
 
-/// Check one config object. `name` is the JSON key or `config.serverName`
-/// (when it is a string); `row` is the YAML row around `config`.
-fn interpret(
-    name: Option<&str>,
-    config: Option<&Object>,
-    row: Option<&Object>,
-    dialect: Dialect,
-    fold_case: bool,
-) -> Option<Row> {
-    let obj = config?;
-    let mut problems: Vec<&'static str> = Vec::new();
+// ---- the JSON dialect (src/json-file.ts) ----
 
-    // Name.
-    match (dialect, name) {
-        (Dialect::Yaml, None) => problems.push(match obj.get("serverName") {
-            None => "missing-name",
-            Some(_) => "name-not-string",
-        }),
-        (_, Some(n)) if !valid_name(n) => problems.push("invalid-name"),
-        _ => {}
+/// A JSON entry `mcpServers[name]`, checked as `parseJsonServersValue` and
+/// `jsonEntryToInput` do: any problem is an entry error in DSH (the entry
+/// mounts nothing and holds no key), `disabled: true` included.
+pub fn json_row(name: &str, entry: &Value, fold_case: bool) -> Row {
+    let Some(obj) = entry.as_object() else {
+        return not_object(name.to_owned(), "entry-not-object");
+    };
+    // `enabled: false` is skipped before anything else is looked at.
+    let skipped = obj.get("enabled") == Some(&Value::Bool(false));
+    let mut p: Vec<&'static str> = Vec::new();
+    if !valid_name(name) {
+        p.push("invalid-name");
     }
 
-    // Activity. YAML: `disabled` on the row; JSON: `disabled` and `enabled`
-    // in the entry.
-    let disabled_at = match dialect {
-        Dialect::Json => obj.get("disabled"),
-        Dialect::Yaml => row.and_then(|r| r.get("disabled")),
-    };
-    let disabled = match disabled_at {
-        None => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            problems.push("disabled-not-boolean");
-            false
-        }
-    };
-    let skipped = match (dialect, obj.get("enabled")) {
-        (Dialect::Yaml, _) | (_, None) => false,
-        (_, Some(Value::Bool(b))) => !*b,
-        (_, Some(_)) => {
-            problems.push("enabled-not-boolean");
-            false
-        }
-    };
-
-    // Transport.
-    let declared = |key: &str, not_string, unsupported| match obj.get(key).map(named_transport) {
-        None => (None, None),
-        Some(Ok(t)) => (Some(t), None),
-        Some(Err("not-string")) => (None, Some(not_string)),
-        Some(Err(_)) => (None, Some(unsupported)),
-    };
-    let (by_type, type_problem) = declared("type", "type-not-string", "unsupported-type");
-    let (by_transport, transport_problem) =
-        declared("transport", "transport-not-string", "unsupported-transport");
-    problems.extend(type_problem);
-    problems.extend(transport_problem);
-    let has_command = obj.get("command").is_some();
-    let has_url = obj.get("url").is_some() || obj.get("httpUrl").is_some();
-    let transport = match (by_type, by_transport) {
-        (Some(a), Some(b)) if a != b => {
-            problems.push("transport-type-conflict");
-            Transport::Unknown
-        }
-        (Some(t), _) | (None, Some(t)) => t,
-        (None, None) if type_problem.is_some() || transport_problem.is_some() => Transport::Unknown,
-        (None, None) if has_command && has_url => {
-            problems.push("command-and-url-without-type");
-            Transport::Unknown
-        }
-        (None, None) if has_url => Transport::Http,
-        (None, None) => Transport::Stdio,
-    };
-    if transport == Transport::Sse {
-        problems.push("sse-unsupported");
-    }
-    let url = obj.get("url").and_then(Value::as_str);
-    let http_url = obj.get("httpUrl").and_then(Value::as_str);
-    if let (Some(a), Some(b)) = (url, http_url) {
-        if a != b {
-            problems.push("url-httpurl-conflict");
-        }
-    }
-    // A disabled placeholder may omit what it would need to start.
-    if !disabled {
-        match transport {
-            Transport::Stdio if !has_command => problems.push("missing-command"),
-            Transport::Http if !has_url => problems.push("missing-url"),
-            _ => {}
-        }
-    }
-
-    // Field types.
-    let null_ok = dialect == Dialect::Yaml; // `KEY: null` deletes a key
-    check_string(
-        obj,
-        "command",
-        "command-not-string",
-        "empty-command",
-        &mut problems,
-    );
-    let arg_count = match obj.get("args") {
-        None => 0,
-        Some(Value::Array(items)) => {
-            if items.iter().any(|v| v.as_str().is_none()) {
-                problems.push("arg-not-string");
-            }
-            items.len()
-        }
-        Some(_) => {
-            problems.push("args-not-array");
-            0
-        }
-    };
+    // The entry schema (`jsonServerEntrySchema`): field types.
+    let ty = string_field(obj, "type", "type-not-string", &mut p);
+    let transport = string_field(obj, "transport", "transport-not-string", &mut p);
+    let command = string_field(obj, "command", "command-not-string", &mut p);
+    let (arg_count, _) = string_array(obj.get("args"), "args-not-array", "arg-not-string", &mut p);
     let env_count = string_map(
         obj,
         "env",
         "env-not-object",
         "env-value-not-string",
-        null_ok,
-        &mut problems,
+        false,
+        &mut p,
     );
-    if obj.get("cwd").is_some_and(|v| v.as_str().is_none()) {
-        problems.push("cwd-not-string");
-    }
-    check_string(obj, "url", "url-not-string", "empty-url", &mut problems);
-    check_string(
-        obj,
-        "httpUrl",
-        "http-url-not-string",
-        "empty-http-url",
-        &mut problems,
-    );
+    string_field(obj, "cwd", "cwd-not-string", &mut p);
+    let url = string_field(obj, "url", "url-not-string", &mut p);
+    let http_url = string_field(obj, "httpUrl", "http-url-not-string", &mut p);
     let header_count = string_map(
         obj,
         "headers",
         "headers-not-object",
         "header-value-not-string",
-        null_ok,
-        &mut problems,
+        false,
+        &mut p,
     );
-
-    let mut fields = present_fields(obj, &FIELDS);
-    if dialect == Dialect::Yaml {
-        // `disabled` lives on the row, `enabled` is not part of the YAML dialect.
-        fields.retain(|f| *f != "disabled" && *f != "enabled");
-        if disabled_at.is_some() {
-            let at = fields.partition_point(|f| *f < "disabled");
-            fields.insert(at, "disabled");
+    boolean_field(obj, "enabled", "enabled-not-boolean", &mut p);
+    let disabled = boolean_field(obj, "disabled", "disabled-not-boolean", &mut p) == Some(true);
+    if !int_field(obj.get("toolCallTimeoutMs"), MAX_SAFE_INTEGER) {
+        p.push("tool-call-timeout-invalid");
+    }
+    boolean_field(
+        obj,
+        "failOnStartupError",
+        "fail-on-startup-error-not-boolean",
+        &mut p,
+    );
+    if !reconnect_ok(obj.get("reconnect")) {
+        p.push("reconnect-invalid");
+    }
+    if !tools_ok(obj.get("tools")) {
+        p.push("tools-invalid");
+    }
+    for (key, code) in [
+        ("includeTools", "include-tools-invalid"),
+        ("excludeTools", "exclude-tools-invalid"),
+    ] {
+        if obj.get(key).is_some() && !string_array(obj.get(key), "", "", &mut Vec::new()).1 {
+            p.push(code);
         }
     }
-    let valid = problems.is_empty();
-    let identity = if valid {
-        identity(obj, transport, fold_case)
-    } else {
-        None
+
+    // `jsonEntryToInput`: empty strings count as absent.
+    let (url_raw, http_url_raw) = (url, http_url);
+    let url = url.filter(|u| !u.is_empty());
+    let http_url = http_url.filter(|u| !u.is_empty());
+    if let (Some(a), Some(b)) = (url, http_url) {
+        if a != b {
+            p.push("url-httpurl-conflict");
+        }
+    }
+    let declared = |v: Option<&str>, unsupported, p: &mut Vec<&'static str>| match v
+        .filter(|v| !v.is_empty())
+        .map(named_transport)
+    {
+        None => Ok(None),
+        Some(Ok(t)) => Ok(Some(t)),
+        Some(Err("sse")) => {
+            p.push("sse-unsupported");
+            Err(Transport::Sse)
+        }
+        Some(Err(_)) => {
+            p.push(unsupported);
+            Err(Transport::Unknown)
+        }
     };
-    Some(Row {
-        name: name.unwrap_or_default().to_owned(),
-        shape: Shape {
-            valid,
-            problems,
-            transport,
-            fields,
-            arg_count,
-            env_count,
-            header_count,
+    let by_transport = declared(transport, "unsupported-transport", &mut p);
+    let by_type = declared(ty, "unsupported-type", &mut p);
+    let transport = match (by_transport, by_type) {
+        (Err(t), _) | (_, Err(t)) => t,
+        (Ok(Some(a)), Ok(Some(b))) if a != b => {
+            p.push("transport-type-conflict");
+            Transport::Unknown
+        }
+        (Ok(Some(t)), _) | (_, Ok(Some(t))) => {
+            if t == Transport::Stdio && http_url.is_some() {
+                p.push("http-url-with-stdio");
+            }
+            t
+        }
+        // Without a declared transport: httpUrl, or a url and no command at
+        // all, is streamable HTTP; anything else is stdio.
+        (Ok(None), Ok(None)) if http_url.is_some() => Transport::Http,
+        (Ok(None), Ok(None)) if url.is_some() && obj.get("command").is_none() => Transport::Http,
+        (Ok(None), Ok(None)) => Transport::Stdio,
+    };
+    let remote = http_url.or(url);
+    match transport {
+        Transport::Http => match remote {
+            None if [url_raw, http_url_raw].contains(&Some("")) => p.push("empty-url"),
+            None => p.push("missing-url"),
+            Some(u) if !url::is_url_or_env_ref(u) => p.push("invalid-url"),
+            Some(_) => {}
         },
+        Transport::Stdio => match command {
+            None if obj.get("command").is_none() => p.push("missing-command"),
+            Some("") => p.push("empty-command"),
+            _ => {}
+        },
+        _ => {}
+    }
+
+    let valid = p.is_empty();
+    let identity = match (valid, transport) {
+        (true, Transport::Http) => remote.map(Identity::http),
+        (true, Transport::Stdio) => command.map(|c| {
+            let args = obj.get("args").and_then(Value::as_array).unwrap_or(&[]);
+            Identity::stdio(c, args.iter(), fold_case)
+        }),
+        _ => None,
+    };
+    let mut sh = shape(p, transport, present_fields(obj, &FIELDS));
+    (sh.arg_count, sh.env_count, sh.header_count) = (arg_count, env_count, header_count);
+    Row {
+        name: name.to_owned(),
+        shape: sh,
         disabled,
         skipped,
         placeholder_count: placeholders_in(obj),
+        enters_chain: valid && !skipped,
         identity,
-    })
+    }
+}
+
+/// A field that must be a string when present; its value when it is one.
+fn string_field<'o>(
+    obj: &'o Object,
+    key: &str,
+    not_string: &'static str,
+    p: &mut Vec<&'static str>,
+) -> Option<&'o str> {
+    match obj.get(key) {
+        None => None,
+        Some(Value::String(s)) => Some(s),
+        Some(_) => {
+            p.push(not_string);
+            None
+        }
+    }
+}
+
+/// A field that must be a boolean when present; its value when it is one.
+fn boolean_field(
+    obj: &Object,
+    key: &str,
+    not_boolean: &'static str,
+    p: &mut Vec<&'static str>,
+) -> Option<bool> {
+    match obj.get(key) {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => {
+            p.push(not_boolean);
+            None
+        }
+    }
+}
+
+/// An array of strings when present: (its length, whether it is one).
+fn string_array(
+    v: Option<&Value>,
+    not_array: &'static str,
+    item_not_string: &'static str,
+    p: &mut Vec<&'static str>,
+) -> (usize, bool) {
+    match v {
+        None => (0, true),
+        Some(Value::Array(items)) => {
+            let ok = items.iter().all(|v| v.as_str().is_some());
+            if !ok {
+                p.push(item_not_string);
+            }
+            (items.len(), ok)
+        }
+        Some(_) => {
+            p.push(not_array);
+            (0, false)
+        }
+    }
+}
+
+/// `z.number().int().min(1).max(max)` (zod 4: finite, a safe integer), or
+/// absent.
+fn int_field(v: Option<&Value>, max: f64) -> bool {
+    match v {
+        None => true,
+        Some(Value::Number(text)) => {
+            let x = js::number_value(text);
+            x.is_finite()
+                && x.fract() == 0.0
+                && x.abs() <= MAX_SAFE_INTEGER
+                && (1.0..=max).contains(&x)
+        }
+        Some(_) => false,
+    }
+}
+
+/// `reconnect`: an object whose known members have the right types.
+fn reconnect_ok(v: Option<&Value>) -> bool {
+    match v {
+        None => true,
+        Some(Value::Object(r)) => {
+            !matches!(r.get("enabled"), Some(v) if !matches!(v, Value::Bool(_)))
+                && int_field(r.get("initialDelayMs"), MAX_TIMER_DELAY_MS)
+                && int_field(r.get("maxDelayMs"), MAX_TIMER_DELAY_MS)
+                && int_field(r.get("maxAttempts"), MAX_SAFE_INTEGER)
+        }
+        Some(_) => false,
+    }
+}
+
+/// `tools`: an object whose `allow` / `deny` are arrays of strings.
+fn tools_ok(v: Option<&Value>) -> bool {
+    match v {
+        None => true,
+        Some(Value::Object(t)) => ["allow", "deny"]
+            .iter()
+            .all(|k| string_array(t.get(k), "", "", &mut Vec::new()).1),
+        Some(_) => false,
+    }
 }
 
 /// An object of string values (or nulls, when `null_ok`); its member count.
@@ -337,48 +422,207 @@ fn string_map(
     not_object: &'static str,
     value_not_string: &'static str,
     null_ok: bool,
-    problems: &mut Vec<&'static str>,
+    p: &mut Vec<&'static str>,
 ) -> usize {
     match obj.get(key) {
         None => 0,
         Some(Value::Object(m)) => {
             let bad = |v: &Value| !(v.as_str().is_some() || null_ok && *v == Value::Null);
             if m.iter().any(|(_, v)| bad(v)) {
-                problems.push(value_not_string);
+                p.push(value_not_string);
             }
             m.len()
         }
         Some(_) => {
-            problems.push(not_object);
+            p.push(not_object);
             0
         }
     }
 }
 
-/// The raw identity of a valid row: stdio command + args, or the url.
-/// Windows compares stdio identities case-insensitively (ASCII).
-fn identity(obj: &Object, transport: Transport, fold_case: bool) -> Option<Identity> {
+// ---- the native YAML rows (src/mcp-file.ts, src/model.ts) ----
+
+/// One managed-block row candidate, as `flattenPatchRows` keeps it and as
+/// the registry merges and mounts it.
+///
+/// DSH drops a candidate that is not an object or has neither a string `id`
+/// nor a string `name` (shown here as `row-not-object` /
+/// `row-without-id-or-name`, never in the chain). A kept row enters the
+/// merge when it has a name (`rowNameOf`: `id` `panel-mcp-<name>`, else a
+/// string `config.serverName`), whatever else is wrong with it: an invalid
+/// row still holds its keys, it only fails to mount. `disabled` counts only
+/// when it is the boolean `true` (DSH deletes any other value, and the row
+/// then mounts).
+pub fn yaml_row(candidate: &Value, fold_case: bool) -> Row {
+    let Some(row) = candidate.as_object() else {
+        return not_object(String::new(), "row-not-object");
+    };
+    let id = row.get("id").and_then(Value::as_str);
+    let plugin = row.get("name").and_then(Value::as_str);
+    let config = row.get("config").and_then(Value::as_object);
+    let server_name = config.and_then(|c| c.get("serverName"));
+    let name = id
+        .and_then(|i| i.strip_prefix(ROW_ID_PREFIX))
+        .filter(|n| valid_name(n))
+        .or_else(|| server_name.and_then(Value::as_str));
+    if id.is_none() && plugin.is_none() {
+        let mut r = not_object(
+            name.unwrap_or_default().to_owned(),
+            "row-without-id-or-name",
+        );
+        if let Some(c) = config {
+            r.shape.fields = yaml_fields(c, row);
+        }
+        return r;
+    }
+    let disabled = row.get("disabled") == Some(&Value::Bool(true));
+    let mut p: Vec<&'static str> = Vec::new();
+    if plugin != Some(MCP_CLIENT) {
+        p.push("not-mcp-client");
+    }
+    match row.get("config") {
+        None => p.push("missing-config"),
+        Some(Value::Object(_)) => {}
+        Some(_) => p.push("config-not-object"),
+    }
+    match (name, server_name) {
+        (None, None) => p.push("missing-name"),
+        (None, Some(_)) => p.push("name-not-string"),
+        // `inputFromPatchRow` validates a string `config.serverName` even
+        // when the id named the row.
+        (Some(_), Some(Value::String(n))) if !valid_name(n) => p.push("invalid-name"),
+        _ => {}
+    }
+    // A row with a name enters the merge, even an empty `serverName: ''`.
+    let enters_chain = name.is_some();
+    let name = name.unwrap_or_default().to_owned();
+    let Some(c) = config else {
+        return Row {
+            name,
+            shape: shape(p, Transport::Unknown, Vec::new()),
+            disabled,
+            skipped: false,
+            placeholder_count: 0,
+            enters_chain,
+            identity: None,
+        };
+    };
+
+    // `inputFromPatchRow`: only `transport` picks the transport (no `type`,
+    // no url inference); `http` is taken as the `streamable-http` alias.
+    let transport = match c.get("transport") {
+        None => Transport::Stdio,
+        Some(Value::String(t)) => match named_transport(t) {
+            Ok(t) => t,
+            Err("sse") => {
+                p.push("sse-unsupported");
+                Transport::Sse
+            }
+            Err(_) => {
+                p.push("unsupported-transport");
+                Transport::Unknown
+            }
+        },
+        Some(_) => {
+            p.push("transport-not-string");
+            Transport::Unknown
+        }
+    };
+    let mut env_count = 0;
+    let mut header_count = 0;
     match transport {
+        // `asString(command)` must be non-empty; `args` keeps its string
+        // items and `cwd` any string (neither can fail); `env` values are
+        // strings or null (a deletion).
         Transport::Stdio => {
-            let command = obj.get("command")?.as_str()?;
-            let mut parts = vec![command.to_owned()];
-            if let Some(Value::Array(args)) = obj.get("args") {
-                parts.extend(args.iter().filter_map(Value::as_str).map(str::to_owned));
+            match c.get("command") {
+                None if !disabled => p.push("missing-command"),
+                None => {}
+                Some(Value::String(s)) if s.is_empty() => p.push("empty-command"),
+                Some(Value::String(_)) => {}
+                Some(_) => p.push("command-not-string"),
             }
-            if fold_case {
-                parts.iter_mut().for_each(|p| p.make_ascii_lowercase());
-            }
-            Some(Identity::Stdio(parts))
+            env_count = string_map(
+                c,
+                "env",
+                "env-not-object",
+                "env-value-not-string",
+                true,
+                &mut p,
+            );
         }
         Transport::Http => {
-            let url = obj
-                .get("url")
+            match c.get("url") {
+                None if !disabled => p.push("missing-url"),
+                None => {}
+                Some(Value::String(s)) if s.is_empty() => p.push("empty-url"),
+                Some(Value::String(s)) if !url::is_url_or_env_ref(s) => p.push("invalid-url"),
+                Some(Value::String(_)) => {}
+                Some(_) => p.push("url-not-string"),
+            }
+            header_count = string_map(
+                c,
+                "headers",
+                "headers-not-object",
+                "header-value-not-string",
+                true,
+                &mut p,
+            );
+        }
+        _ => {}
+    }
+    let arg_count = c
+        .get("args")
+        .and_then(Value::as_array)
+        .map_or(0, |a| a.iter().filter(|v| v.as_str().is_some()).count());
+    let identity = (plugin == Some(MCP_CLIENT))
+        .then(|| yaml_identity(c, fold_case))
+        .flatten();
+    let mut sh = shape(p, transport, yaml_fields(c, row));
+    (sh.arg_count, sh.env_count, sh.header_count) = (arg_count, env_count, header_count);
+    Row {
+        enters_chain,
+        name,
+        shape: sh,
+        disabled,
+        skipped: false,
+        placeholder_count: placeholders_in(c),
+        identity,
+    }
+}
+
+/// `serviceIdentityKey` for a managed-block row: only an explicit
+/// `transport: streamable-http` with a non-empty url, or `transport: stdio`
+/// with a non-empty command, has one.
+fn yaml_identity(c: &Object, fold_case: bool) -> Option<Identity> {
+    match c.get("transport").and_then(Value::as_str)? {
+        "streamable-http" => c
+            .get("url")
+            .and_then(Value::as_str)
+            .filter(|u| !u.is_empty())
+            .map(Identity::http),
+        "stdio" => {
+            let command = c
+                .get("command")
                 .and_then(Value::as_str)
-                .or_else(|| obj.get("httpUrl").and_then(Value::as_str))?;
-            Some(Identity::Http(url.to_owned()))
+                .filter(|s| !s.is_empty())?;
+            let args = c.get("args").and_then(Value::as_array).unwrap_or(&[]);
+            Some(Identity::stdio(command, args.iter(), fold_case))
         }
         _ => None,
     }
+}
+
+/// The known `config` keys present; `disabled` is the row's, and `enabled`
+/// is not part of the YAML dialect.
+fn yaml_fields(c: &Object, row: &Object) -> Vec<&'static str> {
+    let mut fields = present_fields(c, &FIELDS);
+    fields.retain(|f| *f != "disabled" && *f != "enabled");
+    if row.get("disabled").is_some() {
+        let at = fields.partition_point(|f| *f < "disabled");
+        fields.insert(at, "disabled");
+    }
+    fields
 }
 
 /// `${VAR}` references in the fields DSH interpolates.
@@ -455,6 +699,18 @@ mod tests {
         json("ok", entry).shape.problems
     }
 
+    fn yaml(row: &str) -> Row {
+        let v = super::super::yaml::parse_block(row).unwrap();
+        yaml_row(&v, false)
+    }
+
+    /// A managed-block row that DSH reads (`id` + the mcp-client `name`).
+    fn client_row(config: &str) -> Row {
+        yaml(&format!(
+            "id: row-1\nname: '{MCP_CLIENT}'\nconfig: {config}\n"
+        ))
+    }
+
     #[test]
     fn fields_are_in_byte_order() {
         assert!(FIELDS.windows(2).all(|w| w[0] < w[1]));
@@ -467,9 +723,19 @@ mod tests {
         for bad in ["", "a b", "ü", "a.b", &"a".repeat(33)] {
             assert!(!valid_name(bad), "{bad}");
         }
-        assert_eq!(normalized_name("unityMCP"), "unitymcp");
-        assert_eq!(normalized_name("unity-mcp"), "unitymcp");
-        assert_eq!(normalized_name("A_b-C9"), "abc9");
+        assert_eq!(normalized_name("unityMCP").as_deref(), Some("unitymcp"));
+        assert_eq!(normalized_name("unity-mcp").as_deref(), Some("unitymcp"));
+        assert_eq!(normalized_name("A_b-C9").as_deref(), Some("abc9"));
+    }
+
+    #[test]
+    fn a_name_that_normalizes_to_nothing_holds_no_normalized_key() {
+        // DSH's normalizedNameKey returns undefined for "", so `_` and `-`
+        // never collide with each other.
+        assert_eq!(normalized_name("_"), None);
+        assert_eq!(normalized_name("-"), None);
+        // toLowerCase is Unicode: the Kelvin sign becomes an ASCII k.
+        assert_eq!(normalized_name("\u{212a}ey").as_deref(), Some("key"));
     }
 
     #[test]
@@ -490,16 +756,12 @@ mod tests {
     }
 
     #[test]
-    fn transports() {
+    fn json_transports() {
         let t = |e: &str| json("x", e).shape.transport;
         assert_eq!(t(r#"{"command":"c"}"#), Transport::Stdio);
-        assert_eq!(t(r#"{"url":"u"}"#), Transport::Http);
-        assert_eq!(t(r#"{"httpUrl":"u"}"#), Transport::Http);
+        assert_eq!(t(r#"{"url":"https://h/"}"#), Transport::Http);
+        assert_eq!(t(r#"{"httpUrl":"https://h/"}"#), Transport::Http);
         assert_eq!(t(r#"{"type":"http","url":"u"}"#), Transport::Http);
-        assert_eq!(
-            t(r#"{"type":"streamable-http","url":"u"}"#),
-            Transport::Http
-        );
         assert_eq!(
             t(r#"{"transport":"streamable-http","url":"u"}"#),
             Transport::Http
@@ -512,31 +774,57 @@ mod tests {
     }
 
     #[test]
-    fn shape_problems() {
-        assert_eq!(problems(r#"{"type":"sse","url":"u"}"#), ["sse-unsupported"]);
+    fn json_command_and_url_without_a_type_is_stdio() {
+        // jsonEntryToInput infers http only when there is no command at all.
+        let r = json("x", r#"{"command":"c","url":"https://h/"}"#);
+        assert_eq!(r.shape.transport, Transport::Stdio);
+        assert!(r.shape.valid && r.enters_chain, "{:?}", r.shape);
+        // httpUrl always means streamable HTTP, command or not.
+        let r = json("x", r#"{"command":"c","httpUrl":"https://h/"}"#);
+        assert_eq!(r.shape.transport, Transport::Http);
+        assert!(r.shape.valid);
+    }
+
+    #[test]
+    fn json_empty_type_and_empty_urls_count_as_absent() {
+        let r = json("x", r#"{"type":"","transport":"","command":"c","url":""}"#);
+        assert_eq!(r.shape.transport, Transport::Stdio);
+        assert!(r.shape.valid, "{:?}", r.shape);
+        // An empty url beside a httpUrl is no conflict.
+        assert!(problems(r#"{"url":"","httpUrl":"https://h/"}"#).is_empty());
+        assert_eq!(problems(r#"{"type":"http","url":""}"#), ["empty-url"]);
+        assert_eq!(problems(r#"{"type":"http"}"#), ["missing-url"]);
+    }
+
+    #[test]
+    fn json_problems() {
         assert_eq!(
-            problems(r#"{"command":"c","url":"u"}"#),
-            ["command-and-url-without-type"]
+            problems(r#"{"type":"sse","url":"https://h/"}"#),
+            ["sse-unsupported"]
         );
-        assert!(problems(r#"{"type":"stdio","command":"c","url":"u"}"#).is_empty());
         assert_eq!(
-            problems(r#"{"url":"a","httpUrl":"b"}"#),
+            problems(r#"{"url":"https://a/","httpUrl":"https://b/"}"#),
             ["url-httpurl-conflict"]
         );
-        assert!(problems(r#"{"url":"a","httpUrl":"a"}"#).is_empty());
+        assert!(problems(r#"{"url":"https://a/","httpUrl":"https://a/"}"#).is_empty());
         assert_eq!(
             problems(r#"{"type":"http","transport":"stdio","url":"u","command":"c"}"#),
             ["transport-type-conflict"]
         );
-        assert!(problems(r#"{"type":"http","transport":"streamable-http","url":"u"}"#).is_empty());
-        assert_eq!(problems(r#"{"type":"grpc"}"#), ["unsupported-type"]);
-        assert_eq!(problems(r#"{"type":1}"#), ["type-not-string"]);
         assert_eq!(
-            problems(r#"{"transport":"ws","url":"u"}"#),
+            problems(r#"{"type":"stdio","command":"c","httpUrl":"https://h/"}"#),
+            ["http-url-with-stdio"]
+        );
+        assert_eq!(problems(r#"{"type":"grpc"}"#), ["unsupported-type"]);
+        assert_eq!(problems(r#"{"type":1,"command":"c"}"#), ["type-not-string"]);
+        assert_eq!(
+            problems(r#"{"transport":"ws","url":"https://h/"}"#),
             ["unsupported-transport"]
         );
         assert_eq!(problems(r#"{}"#), ["missing-command"]);
-        assert_eq!(problems(r#"{"type":"http"}"#), ["missing-url"]);
+        assert_eq!(problems(r#"{"command":""}"#), ["empty-command"]);
+        assert_eq!(problems(r#"{"url":"not a url"}"#), ["invalid-url"]);
+        assert!(problems(r#"{"url":"${MCP_URL}"}"#).is_empty());
         assert_eq!(
             problems(
                 r#"{"command":1,"args":"a","env":[],"cwd":2,"url":3,"headers":{"h":1},"type":"stdio"}"#
@@ -552,7 +840,7 @@ mod tests {
         );
         assert_eq!(
             problems(r#"{"command":"c","enabled":"no","disabled":0}"#),
-            ["disabled-not-boolean", "enabled-not-boolean"]
+            ["enabled-not-boolean", "disabled-not-boolean"]
         );
         // JSON does not allow null env values; YAML does (a deletion).
         assert_eq!(
@@ -561,24 +849,78 @@ mod tests {
         );
         let r = json("bad name", r#"{"command":"c"}"#);
         assert_eq!(r.shape.problems, ["invalid-name"]);
-        assert!(!r.claims());
+        assert!(!r.enters_chain);
         let r = json_row("x", &Value::Null, false);
         assert_eq!(r.shape.problems, ["entry-not-object"]);
     }
 
     #[test]
-    fn activity_and_claims() {
-        let r = json("x", r#"{"command":"c","enabled":false}"#);
-        assert!(r.skipped && !r.claims());
-        let r = json("x", r#"{"disabled":true}"#);
-        assert!(r.disabled && r.claims() && r.shape.valid);
-        assert_eq!(r.identity, None);
-        let r = json("x", r#"{"disabled":true,"type":"sse"}"#);
-        assert!(!r.claims());
+    fn json_passthrough_keys_are_checked_as_the_entry_schema_does() {
+        for ok in [
+            r#"{"command":"c","toolCallTimeoutMs":1}"#,
+            r#"{"command":"c","toolCallTimeoutMs":6e4}"#,
+            r#"{"command":"c","failOnStartupError":true}"#,
+            r#"{"command":"c","reconnect":{"enabled":false,"maxDelayMs":2147483647,"x":1}}"#,
+            r#"{"command":"c","tools":{"allow":["a*"]},"includeTools":[],"excludeTools":["b"]}"#,
+        ] {
+            assert!(problems(ok).is_empty(), "{ok}");
+        }
+        let cases: [(&str, &str); 9] = [
+            (
+                r#"{"command":"c","toolCallTimeoutMs":0}"#,
+                "tool-call-timeout-invalid",
+            ),
+            (
+                r#"{"command":"c","toolCallTimeoutMs":1.5}"#,
+                "tool-call-timeout-invalid",
+            ),
+            (
+                r#"{"command":"c","toolCallTimeoutMs":1e300}"#,
+                "tool-call-timeout-invalid",
+            ),
+            (
+                r#"{"command":"c","toolCallTimeoutMs":"5"}"#,
+                "tool-call-timeout-invalid",
+            ),
+            (
+                r#"{"command":"c","failOnStartupError":1}"#,
+                "fail-on-startup-error-not-boolean",
+            ),
+            (
+                r#"{"command":"c","reconnect":{"maxDelayMs":2147483648}}"#,
+                "reconnect-invalid",
+            ),
+            (r#"{"command":"c","reconnect":null}"#, "reconnect-invalid"),
+            (r#"{"command":"c","tools":{"deny":"x"}}"#, "tools-invalid"),
+            (
+                r#"{"command":"c","includeTools":[1]}"#,
+                "include-tools-invalid",
+            ),
+        ];
+        for (entry, code) in cases {
+            assert_eq!(problems(entry), [code], "{entry}");
+        }
     }
 
     #[test]
-    fn identities_are_raw_and_exact() {
+    fn json_skipped_and_disabled_entries() {
+        let r = json("x", r#"{"command":"c","enabled":false}"#);
+        assert!(r.skipped && !r.enters_chain && !r.mountable());
+        // DSH skips `enabled: false` before the name check: still skipped.
+        let r = json("bad name", r#"{"enabled":false}"#);
+        assert!(r.skipped && !r.enters_chain);
+        // A disabled JSON entry must still pass DSH's entry checks to hold
+        // its keys: a placeholder without a command is an entry error.
+        let r = json("x", r#"{"disabled":true}"#);
+        assert_eq!(r.shape.problems, ["missing-command"]);
+        assert!(r.disabled && !r.enters_chain);
+        let r = json("x", r#"{"disabled":true,"command":"c"}"#);
+        assert!(r.disabled && r.enters_chain && !r.mountable());
+        assert!(r.identity.is_some());
+    }
+
+    #[test]
+    fn identities_are_dsh_keys_built_from_the_raw_strings() {
         let id = |e: &str, fold| {
             json_row("x", &parse(e.as_bytes(), &Options::STRICT).unwrap(), fold).identity
         };
@@ -597,46 +939,141 @@ mod tests {
             id(r#"{"command":"Node"}"#, false),
             id(r#"{"command":"node"}"#, false)
         );
+        // Windows folds the command only, never the arguments.
         assert_eq!(
             id(r#"{"command":"Node"}"#, true),
             id(r#"{"command":"node"}"#, true)
+        );
+        assert_ne!(
+            id(r#"{"command":"node","args":["A"]}"#, true),
+            id(r#"{"command":"node","args":["a"]}"#, true)
+        );
+        // The key joins with NUL as DSH does: no args and one empty arg agree.
+        assert_eq!(
+            id(r#"{"command":"node"}"#, false),
+            id(r#"{"command":"node","args":[""]}"#, false)
         );
         assert_eq!(
             id(r#"{"url":"https://h/${P}"}"#, false),
             id(r#"{"type":"http","httpUrl":"https://h/${P}"}"#, false)
         );
-        assert_eq!(id(r#"{"disabled":true,"type":"http"}"#, false), None);
         assert_eq!(id(r#"{"command":"c","args":[1]}"#, false), None);
     }
 
     #[test]
-    fn yaml_rows() {
-        let row = |s: &str| {
-            let v = super::super::yaml::parse_block(s).unwrap();
-            yaml_row(&v, false)
-        };
-        let r = row("disabled: true\nconfig: {serverName: gitlab, env: {A: null}}\n");
+    fn yaml_rows_dsh_mounts() {
+        let r = client_row("{serverName: gitlab, command: c, env: {A: null}}");
         assert_eq!(r.name, "gitlab");
-        assert!(r.disabled && r.shape.valid, "{:?}", r.shape);
-        assert_eq!(r.shape.fields, ["disabled", "env", "serverName"]);
-        let r = row("config: {serverName: g, command: c, enabled: false}\n");
-        assert!(!r.skipped, "enabled is not part of the YAML dialect");
-        assert_eq!(
-            row("config: {command: c}\n").shape.problems,
-            ["missing-name"]
+        assert!(r.mountable(), "{:?}", r.shape);
+        assert_eq!(r.shape.fields, ["command", "env", "serverName"]);
+        // No transport: stdio, url and type not read; args items that are not
+        // strings and a cwd that is not one are dropped, not refused.
+        let r =
+            client_row("{serverName: g, type: http, command: c, url: 'x y', args: [1, a], cwd: 3}");
+        assert_eq!(r.shape.transport, Transport::Stdio);
+        assert!(r.mountable(), "{:?}", r.shape);
+        assert_eq!(r.shape.arg_count, 1);
+        // `enabled` is not part of the YAML dialect.
+        assert!(!client_row("{serverName: g, command: c, enabled: false}").skipped);
+        let r = client_row("{serverName: g, transport: streamable-http, url: 'https://h/m'}");
+        assert_eq!(r.shape.transport, Transport::Http);
+        assert!(r.mountable());
+    }
+
+    #[test]
+    fn a_yaml_row_is_named_by_its_panel_id_first() {
+        // serverNameFromRowId wins over config.serverName; a non-string
+        // serverName is then not a problem (DSH falls back to the id).
+        let r = yaml(&format!(
+            "id: panel-mcp-from-id\nname: '{MCP_CLIENT}'\nconfig: {{serverName: 12, command: c}}\n"
+        ));
+        assert_eq!(r.name, "from-id");
+        assert!(r.mountable(), "{:?}", r.shape);
+        // An id without the prefix (or with an invalid name) does not name it.
+        let r = yaml(&format!(
+            "id: other\nname: '{MCP_CLIENT}'\nconfig: {{serverName: s, command: c}}\n"
+        ));
+        assert_eq!(r.name, "s");
+        let r = yaml(&format!(
+            "id: other\nname: '{MCP_CLIENT}'\nconfig: {{command: c}}\n"
+        ));
+        assert_eq!((r.name.as_str(), r.enters_chain), ("", false));
+        assert_eq!(r.shape.problems, ["missing-name"]);
+        // A string serverName is still validated when the id named the row.
+        let r = yaml(&format!(
+            "id: panel-mcp-ok\nname: '{MCP_CLIENT}'\nconfig: {{serverName: 'bad name', command: c}}\n"
+        ));
+        assert_eq!(r.shape.problems, ["invalid-name"]);
+        assert!(r.enters_chain && !r.mountable());
+    }
+
+    #[test]
+    fn invalid_yaml_rows_with_a_name_still_enter_the_chain() {
+        // DSH merges managed-block rows before validating them.
+        let r = yaml(
+            "id: x\nname: other-plugin\nconfig: {serverName: s, transport: stdio, command: c}\n",
         );
-        assert_eq!(
-            row("config: {serverName: 12, command: c}\n").shape.problems,
-            ["name-not-string"]
+        assert_eq!(r.shape.problems, ["not-mcp-client"]);
+        assert!(r.enters_chain && !r.mountable());
+        assert_eq!(r.identity, None, "configFromPatchRow reads no config");
+        let r = client_row("{serverName: s, transport: grpc}");
+        assert_eq!(r.shape.problems, ["unsupported-transport"]);
+        assert!(r.enters_chain);
+        let r = yaml(&format!(
+            "id: panel-mcp-p\nname: '{MCP_CLIENT}'\nconfig: [1]\n"
+        ));
+        assert_eq!((r.name.as_str(), r.enters_chain), ("p", true));
+        assert_eq!(r.shape.problems, ["config-not-object"]);
+        let r = yaml(&format!("id: panel-mcp-p\nname: '{MCP_CLIENT}'\n"));
+        assert_eq!(r.shape.problems, ["missing-config"]);
+        // An empty serverName is a name too.
+        assert!(client_row("{serverName: '', command: c}").enters_chain);
+    }
+
+    #[test]
+    fn yaml_candidates_dsh_drops_are_visible_and_outside_the_chain() {
+        let r = yaml("config: {serverName: s, command: c}\n");
+        assert_eq!(r.shape.problems, ["row-without-id-or-name"]);
+        assert_eq!(r.name, "s");
+        assert!(!r.enters_chain);
+        assert_eq!(yaml("[1]\n").shape.problems, ["row-not-object"]);
+        // A string `name` alone keeps the row.
+        assert!(yaml("name: x\nconfig: {serverName: s}\n").enters_chain);
+    }
+
+    #[test]
+    fn a_non_boolean_disabled_is_dropped_and_the_row_mounts() {
+        let r = client_row("{serverName: g, command: c}");
+        let yes = yaml(&format!(
+            "id: row-1\nname: '{MCP_CLIENT}'\ndisabled: yes\nconfig: {{serverName: g, command: c}}\n"
+        ));
+        assert!(!yes.disabled && yes.mountable(), "{:?}", yes.shape);
+        assert_eq!(yes.shape.fields, ["command", "disabled", "serverName"]);
+        assert_eq!(r.identity, yes.identity);
+        let off = yaml(&format!(
+            "id: row-1\nname: '{MCP_CLIENT}'\ndisabled: true\nconfig: {{serverName: g}}\n"
+        ));
+        assert!(off.disabled && off.enters_chain && off.shape.valid && !off.mountable());
+    }
+
+    #[test]
+    fn yaml_identity_needs_an_explicit_transport() {
+        // serviceIdentityKey reads config.transport literally.
+        assert_eq!(client_row("{serverName: a, command: c}").identity, None);
+        let a = client_row(
+            "{serverName: a, transport: stdio, command: c, args: [--port, 8080, true, null]}",
         );
-        assert_eq!(row("id: x\n").shape.problems, ["missing-config"]);
-        assert_eq!(row("config: [1]\n").shape.problems, ["config-not-object"]);
-        assert_eq!(row("[1]\n").shape.problems, ["row-not-object"]);
+        let b = json(
+            "b",
+            r#"{"command":"c","args":["--port","8080","true","null"]}"#,
+        );
+        assert!(a.identity.is_some());
+        assert_eq!(a.identity, b.identity, "args joined with String()");
+        let h = client_row("{serverName: h, transport: streamable-http, url: 'https://h/'}");
+        assert_eq!(h.identity, json("h", r#"{"url":"https://h/"}"#).identity);
         assert_eq!(
-            row("disabled: yes\nconfig: {serverName: g, command: c}\n")
-                .shape
-                .problems,
-            ["disabled-not-boolean"]
+            client_row("{serverName: h, transport: http, url: 'https://h/'}").identity,
+            None
         );
     }
 }

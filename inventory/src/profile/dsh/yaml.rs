@@ -1,17 +1,19 @@
 //! The DSH native YAML files (`<root>/.dsh/mcp.yml`, `~/.dsh/mcp.yml`): finding
-//! the managed block between its marker lines, and turning the block's YAML
-//! into the crate's [`Value`] tree under hard bounds.
+//! the managed block between its markers the way DSH does, and turning the
+//! block's YAML into the crate's [`Value`] tree under hard bounds.
 //!
-//! Owns: the marker rules ([`managed_block`]), the accepted YAML subset
+//! Owns: the marker rules ([`managed_block`]: DSH's substring search, see
+//! dsh-project-mcp-manager `src/mcp-file.ts`), the accepted YAML subset
 //! ([`parse_block`]): YAML 1.2 core-schema scalars, the core tags `!!str`,
 //! `!!int`, `!!float`, `!!bool`, `!!null`, `!!seq`, `!!map` (any other tag —
 //! `!!js`, `!foo`, `!!binary`, … — is `unsupported-tag`), nesting of at most
-//! [`MAX_DEPTH`], at most [`ALIAS_NODE_LIMIT`] nodes copied for anchors and
-//! aliases (a billion-laughs file is refused after a few thousand nodes,
-//! never expanded; unreferenced anchors are never copied), no duplicate or
-//! complex mapping keys, no `<<` merge keys,
-//! one document. The tree is built from parser events with an explicit stack:
-//! no recursion over input, so no input can overflow the stack.
+//! [`MAX_DEPTH`], the alias budget of the `yaml` package DSH parses with
+//! ([`MAX_ALIAS_COUNT`]) and at most [`ALIAS_NODE_LIMIT`] nodes copied for
+//! anchors and aliases (a billion-laughs file is refused after a few thousand
+//! nodes, never expanded; unreferenced anchors are never copied), no
+//! duplicate or complex mapping keys, no `<<` merge keys, one document. The
+//! tree is built from parser events with an explicit stack: no recursion over
+//! input, so no input can overflow the stack.
 //!
 //! It must never evaluate a tag, expand a `${VAR}`, or let parser text
 //! (messages, positions) escape: every failure is a [`Reason`] code.
@@ -19,14 +21,14 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
+use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 
 use crate::json::{Object, Value};
 use crate::model::Reason;
 
-/// The managed block's opening marker (a whole line).
+/// The managed block's opening marker (found anywhere, as a substring).
 pub const BEGIN: &str = "# >>> dsh-project-mcp-manager:mcp:begin";
-/// The managed block's closing marker (a whole line).
+/// The managed block's closing marker (found anywhere, as a substring).
 pub const END: &str = "# <<< dsh-project-mcp-manager:mcp:end";
 
 /// Maximum nesting of sequences/mappings (the top-level collection is 1).
@@ -36,41 +38,42 @@ pub const MAX_DEPTH: usize = 64;
 /// refers to, plus every alias expansion.
 pub const ALIAS_NODE_LIMIT: usize = 10_000;
 
-/// YAML numbers only matter for their type here (never printed, never
-/// compared); they are all represented by this text.
+/// The `yaml` package's `maxAliasCount` default: DSH's `doc.toJS()` throws
+/// (the whole file fails) once an anchor's resolutions times its alias count
+/// exceed it. Reproduced exactly, so a block DSH refuses is never read here.
+pub const MAX_ALIAS_COUNT: u64 = 100;
+
+/// A number whose source text could not be recovered (never seen with
+/// saphyr's spans; kept as a type-only fallback).
 const NUMBER: &str = "0";
 
-/// The text between the marker lines, or `None` when the file has no block.
+/// The managed block's text, or `None` when the file has no markers, located
+/// exactly as DSH's `extractManagedRows` does.
 ///
-/// A marker is a line that equals [`BEGIN`] or [`END`] after trimming spaces,
-/// tabs and a trailing `\r`. Exactly zero blocks, or exactly one begin marker
-/// followed later by one end marker, are accepted. A begin without an end is
-/// `unterminated-block`; an end before any begin, a second begin or a second
-/// block is `unbalanced-markers`. Everything outside the block is ignored.
+/// Markers are found by substring search (`indexOf`), so a marker inside a
+/// longer line (a comment, a quoted value) counts; only the first begin and
+/// the first end matter. Neither: no block. A begin without any end is
+/// `unterminated-block`, an end without a begin or before the first begin is
+/// `unbalanced-markers`. The block runs from just after the first newline
+/// following the begin marker (the rest of the begin line is skipped; none at
+/// all is `unterminated-block`) up to the start of the end marker (text before
+/// the end marker on its line is part of the block). When that newline comes
+/// after the end marker the block is empty, as JavaScript's `slice` makes it.
+/// A second begin or block after the first end is ignored, as DSH ignores it.
 pub fn managed_block(text: &str) -> Result<Option<&str>, Reason> {
-    let mut begin: Option<usize> = None; // byte offset just after the begin line
-    let mut block: Option<&str> = None;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let start = offset;
-        offset += line.len();
-        let marker = line.trim_matches([' ', '\t', '\r', '\n']);
-        if marker == BEGIN {
-            if begin.is_some() || block.is_some() {
-                return Err(Reason::UnbalancedMarkers);
-            }
-            begin = Some(offset);
-        } else if marker == END {
-            match begin.take() {
-                Some(b) if block.is_none() => block = Some(&text[b..start]),
-                _ => return Err(Reason::UnbalancedMarkers),
-            }
+    match (text.find(BEGIN), text.find(END)) {
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(Reason::UnterminatedBlock),
+        (None, Some(_)) => Err(Reason::UnbalancedMarkers),
+        (Some(begin), Some(end)) if end < begin => Err(Reason::UnbalancedMarkers),
+        (Some(begin), Some(end)) => {
+            let Some(newline) = text[begin..].find('\n') else {
+                return Err(Reason::UnterminatedBlock);
+            };
+            let start = begin + newline + 1;
+            Ok(Some(if start <= end { &text[start..end] } else { "" }))
         }
     }
-    if begin.is_some() {
-        return Err(Reason::UnterminatedBlock);
-    }
-    Ok(block)
 }
 
 /// A collection being built.
@@ -98,19 +101,55 @@ struct Anchored<'a> {
     height: usize,
 }
 
+/// What `getAliasCount` (the `yaml` package) sees in a node: whether it holds
+/// any scalar (a mapping key counts), and the anchors of the aliases in it.
+#[derive(Default, Clone)]
+struct Summary {
+    scalar: bool,
+    aliases: Vec<usize>,
+}
+
+/// A scalar node (or a mapping key).
+const SCALAR: Summary = Summary {
+    scalar: true,
+    aliases: Vec::new(),
+};
+
+impl Summary {
+    fn absorb(&mut self, other: Summary) {
+        self.scalar |= other.scalar;
+        self.aliases.extend(other.aliases);
+    }
+}
+
+/// The `yaml` package's per-anchor bookkeeping during `toJS`: `count` starts
+/// at 1 and grows with each alias resolved; `alias_count` is computed at the
+/// first resolution.
+struct AliasData {
+    count: u64,
+    alias_count: Option<u64>,
+    summary: Summary,
+}
+
 /// Parse the block's YAML (one document; an empty block is `null`).
 pub fn parse_block(block: &str) -> Result<Value<'_>, Reason> {
+    let referenced = referenced_anchors(block)?;
     let mut b = Builder {
+        block,
+        cursor: (0, 0),
         stack: Vec::new(),
+        track: !referenced.is_empty(),
+        summaries: Vec::new(),
+        alias_data: HashMap::new(),
         anchors: HashMap::new(),
-        referenced: referenced_anchors(block)?,
+        referenced,
         copied_nodes: 0,
         root: None,
         documents: 0,
     };
     for event in Parser::new_from_str(block) {
-        let (event, _span) = event.map_err(scan_error)?;
-        b.event(event)?;
+        let (event, span) = event.map_err(scan_error)?;
+        b.event(event, span)?;
     }
     Ok(b.root.unwrap_or(Value::Null))
 }
@@ -142,7 +181,15 @@ fn referenced_anchors(block: &str) -> Result<HashSet<usize>, Reason> {
 }
 
 struct Builder<'a> {
+    block: &'a str,
+    /// (characters, bytes) read so far: saphyr spans count characters.
+    cursor: (usize, usize),
     stack: Vec<Frame<'a>>,
+    /// Whether aliases exist, so the `yaml` package's alias count is kept.
+    track: bool,
+    /// One [`Summary`] per open collection (only when `track`).
+    summaries: Vec<Summary>,
+    alias_data: HashMap<usize, AliasData>,
     anchors: HashMap<usize, Anchored<'a>>,
     /// Anchor ids that some alias refers to.
     referenced: HashSet<usize>,
@@ -153,7 +200,7 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn event(&mut self, event: Event<'a>) -> Result<(), Reason> {
+    fn event(&mut self, event: Event<'a>, span: Span) -> Result<(), Reason> {
         match event {
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => Ok(()),
             Event::DocumentStart(_) => {
@@ -171,14 +218,21 @@ impl<'a> Builder<'a> {
                     // Keys are compared as text (a `1` key and a `"1"` key collide).
                     scalar(text.clone(), style, tag.as_deref())?;
                     if anchor > 0 {
+                        self.anchor_summary(anchor, &SCALAR);
                         self.anchor(anchor, &Value::String(text.clone()), 1, 0)?;
                     }
+                    self.note(SCALAR);
                     return self.set_key(text);
                 }
-                let value = scalar(text, style, tag.as_deref())?;
+                let mut value = scalar(text.clone(), style, tag.as_deref())?;
+                if matches!(value, Value::Number(_)) {
+                    value = Value::Number(self.source_text(&text, span));
+                }
                 if anchor > 0 {
+                    self.anchor_summary(anchor, &SCALAR);
                     self.anchor(anchor, &value, 1, 0)?;
                 }
+                self.note(SCALAR);
                 self.finish(value, 1, 0)
             }
             Event::SequenceStart(anchor, tag) => {
@@ -189,6 +243,9 @@ impl<'a> Builder<'a> {
                     nodes: 1,
                     height: 1,
                 });
+                if self.track {
+                    self.summaries.push(Summary::default());
+                }
                 Ok(())
             }
             Event::MappingStart(anchor, tag) => {
@@ -201,6 +258,9 @@ impl<'a> Builder<'a> {
                     nodes: 1,
                     height: 1,
                 });
+                if self.track {
+                    self.summaries.push(Summary::default());
+                }
                 Ok(())
             }
             Event::SequenceEnd | Event::MappingEnd => {
@@ -220,15 +280,23 @@ impl<'a> Builder<'a> {
                     }) => (anchor, Value::Object(Object(members)), nodes, height),
                     None => return Err(Reason::Syntax),
                 };
+                let summary = if self.track {
+                    self.summaries.pop().unwrap_or_default()
+                } else {
+                    Summary::default()
+                };
                 if anchor > 0 {
+                    self.anchor_summary(anchor, &summary);
                     self.anchor(anchor, &value, nodes, height)?;
                 }
+                self.note(summary);
                 self.finish(value, nodes, height)
             }
             Event::Alias(id) => {
                 if self.expecting_key() {
                     return Err(Reason::ComplexKey);
                 }
+                self.resolve_alias(id)?;
                 let Some(a) = self.anchors.get(&id) else {
                     return Err(Reason::Syntax);
                 };
@@ -240,9 +308,99 @@ impl<'a> Builder<'a> {
                     return Err(Reason::TooDeep);
                 }
                 let (value, nodes, height) = (a.value.clone(), a.nodes, a.height);
+                self.note(Summary {
+                    scalar: false,
+                    aliases: vec![id],
+                });
                 self.finish(value, nodes, height)
             }
         }
+    }
+
+    /// Record what a finished node holds in its parent's summary.
+    fn note(&mut self, summary: Summary) {
+        if let Some(parent) = self.summaries.last_mut() {
+            parent.absorb(summary);
+        }
+    }
+
+    /// Start the `yaml` package's bookkeeping for a referenced anchor.
+    fn anchor_summary(&mut self, id: usize, summary: &Summary) {
+        if self.referenced.contains(&id) {
+            self.alias_data.insert(
+                id,
+                AliasData {
+                    count: 1,
+                    alias_count: None,
+                    summary: summary.clone(),
+                },
+            );
+        }
+    }
+
+    /// One alias resolution as the `yaml` package's `Alias.toJS` counts it:
+    /// the anchor's count grows by one, its alias count is fixed at the first
+    /// resolution (`getAliasCount`: 1 for a node holding a scalar, the
+    /// largest `count × aliasCount` of the aliases inside it, 0 for an empty
+    /// collection), and their product may not exceed [`MAX_ALIAS_COUNT`].
+    fn resolve_alias(&mut self, id: usize) -> Result<(), Reason> {
+        let computed = match self.alias_data.get(&id) {
+            Some(d) if d.alias_count.is_none() => {
+                let inner = d
+                    .summary
+                    .aliases
+                    .iter()
+                    .filter_map(|a| self.alias_data.get(a))
+                    .map(|a| a.count.saturating_mul(a.alias_count.unwrap_or(0)))
+                    .max()
+                    .unwrap_or(0);
+                Some(inner.max(u64::from(d.summary.scalar)))
+            }
+            _ => None,
+        };
+        if let Some(d) = self.alias_data.get_mut(&id) {
+            d.count += 1;
+            if computed.is_some() {
+                d.alias_count = computed;
+            }
+            if d.count.saturating_mul(d.alias_count.unwrap_or(0)) > MAX_ALIAS_COUNT {
+                return Err(Reason::AliasLimit);
+            }
+        }
+        Ok(())
+    }
+
+    /// The source text of a number scalar (plain, or quoted with a tag), so
+    /// `String(n)` can be computed later; spans count characters.
+    fn source_text(&mut self, text: &str, span: Span) -> &'a str {
+        let (Some(start), Some(end)) = (
+            self.byte_at(span.start.index()),
+            self.byte_at(span.end.index()),
+        ) else {
+            return NUMBER;
+        };
+        // The span may start at a tag and end after a closing quote.
+        let raw = &self.block[start..end];
+        let raw = raw.strip_suffix(['\'', '"']).unwrap_or(raw);
+        match raw.strip_suffix(text) {
+            Some(_) => &raw[raw.len() - text.len()..],
+            None => NUMBER,
+        }
+    }
+
+    /// The byte offset of a character index (forward scans from the last one).
+    fn byte_at(&mut self, chars: usize) -> Option<usize> {
+        if chars < self.cursor.0 {
+            self.cursor = (0, 0);
+        }
+        let (mut c, mut b) = self.cursor;
+        let mut it = self.block[b..].chars();
+        while c < chars {
+            b += it.next()?.len_utf8();
+            c += 1;
+        }
+        self.cursor = (c, b);
+        Some(b)
     }
 
     fn expecting_key(&self) -> bool {
@@ -469,14 +627,12 @@ mod tests {
     }
 
     #[test]
-    fn the_block_is_the_text_between_whole_marker_lines() {
+    fn the_block_is_the_text_after_the_begin_line_up_to_the_end_marker() {
         let f = format!("outside: [\n{BEGIN}\n- insert: []\n{END}\nafter: {{\n");
         assert_eq!(block(&f), Ok(Some("- insert: []\n")));
-        // Indented or CRLF markers still count; markers inside a line do not.
+        // Indented or CRLF markers: the block ends where the end marker starts.
         let f = format!("  {BEGIN}\r\na: 1\r\n\t{END} \r\n");
-        assert_eq!(block(&f), Ok(Some("a: 1\r\n")));
-        let f = format!("x: '{BEGIN}'\n");
-        assert_eq!(block(&f), Ok(None));
+        assert_eq!(block(&f), Ok(Some("a: 1\r\n\t")));
         // No trailing newline after the end marker.
         assert_eq!(block(&format!("{BEGIN}\n{END}")), Ok(Some("")));
         assert_eq!(block("just: yaml\n"), Ok(None));
@@ -484,20 +640,38 @@ mod tests {
     }
 
     #[test]
+    fn markers_inside_longer_lines_count_as_dsh_finds_them_by_substring() {
+        // A begin marker in a quoted value opens the block; the rest of its
+        // line is skipped.
+        let f = format!("x: '{BEGIN}' trailing\n- a\n{END}\n");
+        assert_eq!(block(&f), Ok(Some("- a\n")));
+        // Text before the end marker on its line belongs to the block.
+        let f = format!("# note {BEGIN}\n- a\n- b # {END} tail\n");
+        assert_eq!(block(&f), Ok(Some("- a\n- b # ")));
+        // Begin and end on one line: the block starts after the next newline,
+        // past the end marker, so it is empty (JavaScript's slice).
+        let f = format!("{BEGIN} {END}\n- a\n");
+        assert_eq!(block(&f), Ok(Some("")));
+        // Only the first begin and the first end count: a second block is
+        // ignored, a second begin inside the block is block text.
+        let f = format!("{BEGIN}\n- a\n{END}\n{BEGIN}\n- b\n{END}\n");
+        assert_eq!(block(&f), Ok(Some("- a\n")));
+        let f = format!("{BEGIN}\n{BEGIN}\n{END}\n");
+        assert_eq!(block(&f), Ok(Some(&*format!("{BEGIN}\n"))));
+        let f = format!("{BEGIN}\n{END}\n{END}\n");
+        assert_eq!(block(&f), Ok(Some("")));
+    }
+
+    #[test]
     fn marker_mistakes_are_refused() {
         let cases = [
             (format!("{BEGIN}\n- a\n"), Reason::UnterminatedBlock),
+            (format!("x: 1 {BEGIN}"), Reason::UnterminatedBlock),
+            (format!("{BEGIN} {END}"), Reason::UnterminatedBlock),
+            (format!("{END}\n"), Reason::UnbalancedMarkers),
             (format!("{END}\n{BEGIN}\n"), Reason::UnbalancedMarkers),
             (
-                format!("{BEGIN}\n{BEGIN}\n{END}\n"),
-                Reason::UnbalancedMarkers,
-            ),
-            (
-                format!("{BEGIN}\n{END}\n{BEGIN}\n{END}\n"),
-                Reason::UnbalancedMarkers,
-            ),
-            (
-                format!("{BEGIN}\n{END}\n{END}\n"),
+                format!("{END}\n{BEGIN}\n{END}\n"),
                 Reason::UnbalancedMarkers,
             ),
         ];
@@ -604,6 +778,42 @@ mod tests {
         );
         // Small referenced anchors are fine.
         assert!(yaml("e: &e {A: b}\nx: [*e, *e, *e]\n").is_ok());
+    }
+
+    #[test]
+    fn the_yaml_package_alias_budget_is_reproduced() {
+        let refs = |anchor: &str, n: usize| vec![format!("*{anchor}"); n].join(", ");
+        // A scalar anchor: 99 aliases bring its count to 100 (fine), 100 to 101.
+        assert!(yaml(&format!("a: &s x\nb: [{}]\n", refs("s", 99))).is_ok());
+        assert_eq!(
+            yaml(&format!("a: &s x\nb: [{}]\n", refs("s", 100))),
+            Err(Reason::AliasLimit)
+        );
+        // An empty collection has alias count 0: never over budget.
+        assert!(yaml(&format!("a: &e []\nb: [{}]\n", refs("e", 150))).is_ok());
+        // Nesting multiplies: 9 aliases of a scalar (count 10), then an anchor
+        // holding them (alias count 10): its 10th alias makes 11 × 10 > 100.
+        let inner = format!("a: &s x\nb: &l [{}]\n", refs("s", 9));
+        assert!(yaml(&format!("{inner}c: [{}]\n", refs("l", 9))).is_ok());
+        assert_eq!(
+            yaml(&format!("{inner}c: [{}]\n", refs("l", 10))),
+            Err(Reason::AliasLimit)
+        );
+    }
+
+    #[test]
+    fn number_scalars_keep_their_source_text() {
+        let v = yaml("[8080, -0x1F, 1.50, !!int '7', 'x: 1', été, 9]\n").unwrap();
+        let texts: Vec<&str> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| match v {
+                Value::Number(t) => Some(*t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts, ["8080", "1.50", "7", "9"]);
     }
 
     #[test]
