@@ -2,17 +2,21 @@
 //! and policy as run, the image config's exact bytes, the layer manifest), `outer/` (the
 //! engine's container and image inspections as received, the execution status), `evidence/`
 //! (extracted by `evidence`), and `receipt.json` binding every other file by sha256. Verdicts
-//! are re-derived with the shared rules (`scopebox_receipts::judge`, `::policy`) and must agree
-//! with the runner's. It never talks to the engine and never overwrites a non-empty directory.
+//! and both controls are re-derived with the shared rules (`scopebox_receipts::judge`,
+//! `::policy`) and must agree with the runner's. It never talks to the engine and never
+//! overwrites a non-empty directory.
 
 use crate::image::Image;
 use crate::run::Record;
 use scopebox_receipts::digest::{sha256_file, sha256_hex};
 use scopebox_receipts::evidence::CaseRecord;
 use scopebox_receipts::evidence::{
-    Controls, InnerBoundary, NegativeControl, PositiveControl, BOUNDARY_FILE, CASES_DIR,
-    CONTROLS_FILE, RECORD_FILE, STDERR_FILE, STDOUT_FILE,
+    Controls, InnerBoundary, NegativeControl, NegativeControlRecord, PositiveControl,
+    PositiveControlRecord, BOUNDARY_FILE, CASES_DIR, CONTROLS_FILE, NEGATIVE_CONTROL_RECORD_FILE,
+    NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE, POSITIVE_CONTROL_RECORD_FILE,
+    RECORD_FILE, STDERR_FILE, STDOUT_FILE,
 };
+use scopebox_receipts::judge;
 use scopebox_receipts::matrix::Matrix;
 use scopebox_receipts::policy::{check_applied, check_observed, BoundaryPolicy};
 use scopebox_receipts::receipt::{
@@ -159,6 +163,7 @@ pub fn execution(rec: &Record, deadline_secs: u64, pack_ms: u64, image_ms: u64) 
             run_ms: rec.run_ms,
             export_ms: rec.export_ms,
         },
+        events: rec.events.clone(),
     }
 }
 
@@ -248,7 +253,10 @@ pub fn finish(
     }
 
     let controls: Controls = match read_json(&evidence.join(CONTROLS_FILE)) {
-        Some(c) => c,
+        Some(c) => {
+            problems.extend(control_record_problems(&evidence, inputs.matrix, &c));
+            c
+        }
         None => {
             problems.push(format!(
                 "controls: evidence/{CONTROLS_FILE} missing or unreadable"
@@ -400,6 +408,39 @@ fn failed_controls() -> Controls {
             marker_removed: false,
         },
     }
+}
+
+/// Both controls re-derived from the runner's raw records with the shared rules, as the
+/// verifier will: a record missing, or a `controls.json` that says otherwise, is a problem.
+fn control_record_problems(evidence: &Path, matrix: &Matrix, stated: &Controls) -> Vec<String> {
+    let mut problems = Vec::new();
+    match read_json::<PositiveControlRecord>(&evidence.join(POSITIVE_CONTROL_RECORD_FILE)) {
+        None => problems.push(format!(
+            "positive control: evidence/{POSITIVE_CONTROL_RECORD_FILE} missing or unreadable"
+        )),
+        Some(record) if judge::positive_control(&record) != stated.positive => problems
+            .push(format!(
+                "positive control: {CONTROLS_FILE} differs from what evidence/{POSITIVE_CONTROL_RECORD_FILE} shows"
+            )),
+        Some(_) => {}
+    }
+    let record = read_json::<NegativeControlRecord>(&evidence.join(NEGATIVE_CONTROL_RECORD_FILE));
+    let stdout = std::fs::read(evidence.join(NEGATIVE_CONTROL_STDOUT_FILE)).ok();
+    let stderr = std::fs::read(evidence.join(NEGATIVE_CONTROL_STDERR_FILE)).ok();
+    match (record, stdout, stderr) {
+        (Some(record), Some(out), Some(err)) => {
+            let (rederived, _) = judge::negative_control(matrix, &record, &out, &err);
+            if rederived != stated.negative {
+                problems.push(format!(
+                    "negative control: {CONTROLS_FILE} differs from evidence/{NEGATIVE_CONTROL_RECORD_FILE} re-judged"
+                ));
+            }
+        }
+        _ => problems.push(format!(
+            "negative control: evidence/{NEGATIVE_CONTROL_RECORD_FILE} or its output missing or unreadable"
+        )),
+    }
+    problems
 }
 
 /// Whether both controls behaved: the sentinel fired and was detected, and the executing

@@ -1,6 +1,6 @@
 //! Full runs against the real engine: a small matrix passes with a complete bundle that the
 //! independent verifier accepts; the stall fault matrix runs into the deadline, is killed and
-//! exported, and leaves nothing behind.
+//! exported — in that order, as its lifecycle log shows — and leaves nothing behind.
 
 use crate::support::{
     labelled, require_engine, run_id, scopebox, small_matrix, tempdir, workspace,
@@ -40,6 +40,10 @@ fn assert_bundle_complete(bundle: &Path) -> Receipt {
         "outer/execution.json",
         "evidence/boundary.json",
         "evidence/controls.json",
+        "evidence/controls/positive/record.json",
+        "evidence/controls/negative/record.json",
+        "evidence/controls/negative/stdout",
+        "evidence/controls/negative/stderr",
     ] {
         assert!(receipt.files.contains_key(required), "{required} missing");
     }
@@ -189,9 +193,40 @@ fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
         "the runner never finished"
     );
 
+    // The lifecycle log proves the order: the deadline passed at least 5 s after the start,
+    // then the kill, then the export, the inspection, and the removals.
+    let names: Vec<&str> = execution.events.iter().map(|e| e.event.name()).collect();
+    let pos = |name: &str| {
+        names
+            .iter()
+            .position(|n| *n == name)
+            .unwrap_or_else(|| panic!("{name} not logged: {names:?}"))
+    };
+    assert!(pos("started") < pos("deadline-passed"), "{names:?}");
+    assert!(pos("deadline-passed") < pos("killed"), "{names:?}");
+    assert!(pos("killed") < pos("evidence-exported"), "{names:?}");
+    assert!(
+        pos("container-inspected") < pos("container-removed"),
+        "{names:?}"
+    );
+    assert_eq!(names.last(), Some(&"swept"));
+    let at = |name: &str| execution.events[pos(name)].at_ms;
+    assert!(at("deadline-passed") - at("started") >= 5_000);
+
     let receipt = assert_bundle_complete(&bundle);
     assert!(receipt.execution.timed_out);
     assert!(receipt.cleanup.container_removed && receipt.cleanup.volume_removed);
+    // The verifier rejects the run (it timed out) but finds its lifecycle in a safe order.
+    let report =
+        scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).expect("readable");
+    let check = |id: &str| report.checks.iter().find(|c| c.id == id).unwrap().clone();
+    assert!(
+        check("execution.lifecycle").ok,
+        "{:?}",
+        check("execution.lifecycle")
+    );
+    assert!(!check("execution.completed").ok);
+    assert!(!report.verified);
     let id = run_id(&out.stdout);
     assert!(labelled(&format!("scopebox.run={id}")).is_empty());
 }

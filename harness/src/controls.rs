@@ -3,41 +3,54 @@
 //! inside this boundary), then it is removed. Negative: a stand-in reference host that, like
 //! `claude mcp list`, executes every configured server command runs over a fixture whose server
 //! command is the sentinel; the very invariant check used for cases (`judge::invariants`) must
-//! flag it. Both clean up after themselves (marker removed, fixture roots cleared). This module
-//! must never run the candidate, and the reference host must never run anything but commands
-//! from its own control fixture.
+//! flag it. Both clean up after themselves (marker removed, fixture roots cleared). Each returns
+//! what it observed as a raw record (`controls/{positive,negative}/record.json`, plus the
+//! reference host's output), and the control flags are derived from those records with
+//! `judge::positive_control` / `judge::negative_control` — the functions the verifier replays.
+//! The records name no command but the sentinel and its control argument. This module must
+//! never run the candidate, and the reference host must never run anything but commands from
+//! its own control fixture.
 
 use crate::case::{marker_present, remove_marker, run_captured};
 use crate::{fixture, HarnessError, IoContext, Layout};
 use scopebox_receipts::digest::sha256_hex;
-use scopebox_receipts::evidence::{CaseRecord, NegativeControl, PositiveControl, Verdict};
+use scopebox_receipts::evidence::{
+    CaseRecord, ExecutedCommand, NegativeControl, NegativeControlRecord, PositiveControl,
+    PositiveControlRecord, Verdict, MARKER_TEXT_LIMIT,
+};
 use scopebox_receipts::judge;
-use scopebox_receipts::matrix::{FileContent, FixtureEntry, Matrix};
+use scopebox_receipts::matrix::{FixtureEntry, Matrix};
+use std::io::Read;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 /// Where the negative control's project lives (matrix spelling).
-pub const NEGATIVE_CONTROL_ROOT: &str = "/work/scopebox-negative-control";
+pub const NEGATIVE_CONTROL_ROOT: &str = judge::NEGATIVE_CONTROL_ROOT;
 const CONTROL_DEADLINE: Duration = Duration::from_secs(10);
 
-/// Runs the sentinel directly; it must leave its marker, which is then removed.
-pub fn positive(layout: &Layout) -> PositiveControl {
+/// Runs the sentinel directly; it must leave its marker, which is then removed. Returns what
+/// was observed; `judge::positive_control` derives the control from it.
+pub fn positive(layout: &Layout) -> PositiveControlRecord {
     let marker_present_before = marker_present(layout);
+    let argv = judge::positive_control_argv(&layout.sentinel_bin.to_string_lossy());
     let mut cmd = Command::new(&layout.sentinel_bin);
-    cmd.arg("positive-control")
+    cmd.args(&argv[1..])
         .env_clear()
         .envs(layout.sentinel_env.iter().map(|(k, v)| (k, v)));
-    let sentinel_exit_code = run_captured(cmd, CONTROL_DEADLINE)
-        .ok()
-        .and_then(|c| c.exit_code);
-    let marker_appeared = marker_present(layout);
-    let marker_removed = remove_marker(layout);
-    PositiveControl {
+    let captured = run_captured(cmd, CONTROL_DEADLINE).ok();
+    let marker_present_after = marker_present(layout);
+    let marker_text = marker_text(layout);
+    let removed = remove_marker(layout);
+    PositiveControlRecord {
+        argv,
         marker_present_before,
-        sentinel_exit_code,
-        marker_appeared,
-        marker_removed,
+        exit_code: captured.as_ref().and_then(|c| c.exit_code),
+        signal: captured.as_ref().and_then(|c| c.signal),
+        timed_out: captured.as_ref().is_some_and(|c| c.timed_out),
+        marker_present_after,
+        marker_text,
+        marker_present_after_removal: !removed,
     }
 }
 
@@ -54,43 +67,49 @@ pub fn negative_behaved(n: &NegativeControl) -> bool {
     n.commands_executed > 0 && n.marker_appeared && n.caught && n.marker_removed
 }
 
-/// The control fixture: one project `.mcp.json` whose only server's command is the sentinel.
+/// The control fixture: one project `.mcp.json` whose only server's command is the sentinel
+/// (`judge::negative_control_fixture`, which the verifier rebuilds to check the walk).
 pub fn negative_fixture(layout: &Layout) -> Vec<FixtureEntry> {
-    let config = serde_json::json!({
-        "mcpServers": {
-            "reference-control": {
-                "command": layout.sentinel_bin.to_string_lossy(),
-                "args": ["negative-control"]
-            }
-        }
-    });
-    vec![FixtureEntry::File {
-        path: format!("{NEGATIVE_CONTROL_ROOT}/.mcp.json"),
-        content: FileContent::Text(config.to_string()),
-        mode: None,
-    }]
+    judge::negative_control_fixture(&layout.sentinel_bin.to_string_lossy())
 }
 
-/// Lays out the control fixture, runs the reference host over it, judges the run with the case
-/// invariants, and cleans up. Harness I/O failures are errors; a control that misbehaves is
-/// recorded (and fails the run), not raised.
-pub fn negative(layout: &Layout, matrix: &Matrix) -> Result<NegativeControl, HarnessError> {
+/// The negative control as it ran: the record to write, the reference host's raw output
+/// beside it, and the control `judge::negative_control` derives from them.
+#[derive(Debug, Clone)]
+pub struct NegativeOutcome {
+    pub record: NegativeControlRecord,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub control: NegativeControl,
+}
+
+/// Lays out the control fixture, runs the reference host over it, records the run like a case
+/// and judges it with the case invariants, and cleans up. Harness I/O failures are errors; a
+/// control that misbehaves is recorded (and fails the run), not raised.
+pub fn negative(layout: &Layout, matrix: &Matrix) -> Result<NegativeOutcome, HarnessError> {
     fixture::clear(layout)?;
     fixture::lay_out(layout, &negative_fixture(layout))?;
     let before = fixture::walk(layout)?;
     let root = layout.host(NEGATIVE_CONTROL_ROOT);
+    let started = std::time::Instant::now();
     let host = reference_host(layout, &root)?;
+    let duration_micros = started.elapsed().as_micros() as u64;
     let after = fixture::walk(layout)?;
     let marker_appeared = marker_present(layout);
-    let record = CaseRecord {
-        id: "negative-control".into(),
-        argv: vec!["reference-host".into(), NEGATIVE_CONTROL_ROOT.into()],
+    let marker_text = marker_text(layout);
+    let run = CaseRecord {
+        id: judge::NEGATIVE_CONTROL_ID.into(),
+        argv: judge::negative_control_argv(),
         cwd: NEGATIVE_CONTROL_ROOT.into(),
-        env: Vec::new(),
+        env: layout
+            .sentinel_env
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect(),
         exit_code: Some(0),
         signal: None,
         timed_out: false,
-        duration_micros: 0,
+        duration_micros,
         stdout_sha256: sha256_hex(&host.stdout),
         stderr_sha256: sha256_hex(&host.stderr),
         fixtures_before: before,
@@ -101,23 +120,39 @@ pub fn negative(layout: &Layout, matrix: &Matrix) -> Result<NegativeControl, Har
             failures: Vec::new(),
         },
     };
-    let mut failures = Vec::new();
-    judge::invariants(matrix, &host.stdout, &host.stderr, &record, &mut failures);
-    let caught = failures.contains(&judge::marker_failure());
-    let marker_removed = remove_marker(layout);
+    let removed = remove_marker(layout);
     fixture::clear(layout)?;
-    Ok(NegativeControl {
-        commands_executed: host.commands_executed,
-        marker_appeared,
-        caught,
-        marker_removed,
+    let mut record = NegativeControlRecord {
+        run,
+        executed: host.executed,
+        marker_text,
+        marker_present_after_removal: !removed,
+    };
+    let (control, verdict) = judge::negative_control(matrix, &record, &host.stdout, &host.stderr);
+    record.run.verdict = verdict;
+    Ok(NegativeOutcome {
+        record,
+        stdout: host.stdout,
+        stderr: host.stderr,
+        control,
     })
+}
+
+/// The marker's text (lossy UTF-8, at most `MARKER_TEXT_LIMIT` bytes), if it can be read.
+fn marker_text(layout: &Layout) -> Option<String> {
+    let file = std::fs::File::open(&layout.sentinel_marker).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MARKER_TEXT_LIMIT as u64)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// What the reference host did.
 #[derive(Debug, Default)]
 pub struct ReferenceRun {
-    pub commands_executed: u32,
+    /// Each configured command it executed, in order, as configured.
+    pub executed: Vec<ExecutedCommand>,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
 }
@@ -144,10 +179,14 @@ pub fn reference_host(layout: &Layout, root: &Path) -> Result<ReferenceRun, Harn
         let Some(command) = server.get("command").and_then(|c| c.as_str()) else {
             continue;
         };
-        let args: Vec<&str> = server
+        let args: Vec<String> = server
             .get("args")
             .and_then(|a| a.as_array())
-            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default();
         let mut cmd = Command::new(command);
         cmd.args(&args)
@@ -155,7 +194,13 @@ pub fn reference_host(layout: &Layout, root: &Path) -> Result<ReferenceRun, Harn
             .env_clear()
             .envs(layout.sentinel_env.iter().map(|(k, v)| (k, v)));
         if let Ok(captured) = run_captured(cmd, CONTROL_DEADLINE) {
-            run.commands_executed += 1;
+            run.executed.push(ExecutedCommand {
+                program: command.to_string(),
+                args,
+                exit_code: captured.exit_code,
+                signal: captured.signal,
+                timed_out: captured.timed_out,
+            });
             run.stdout.extend(captured.stdout);
             run.stderr.extend(captured.stderr);
         }
@@ -195,7 +240,11 @@ mod tests {
     #[test]
     fn the_positive_control_sees_a_firing_sentinel() {
         let (_d, l) = layout_with_fake_sentinel(FIRING);
-        let p = positive(&l);
+        let r = positive(&l);
+        assert_eq!(r.argv[1], judge::POSITIVE_CONTROL_ARG);
+        assert_eq!(r.marker_text.as_deref(), Some("positive-control\n"));
+        assert!(r.marker_present_after && !r.marker_present_after_removal);
+        let p = judge::positive_control(&r);
         assert_eq!(
             p,
             PositiveControl {
@@ -212,16 +261,17 @@ mod tests {
     #[test]
     fn the_positive_control_fails_with_a_silent_sentinel_or_a_stale_marker() {
         let (_d, l) = layout_with_fake_sentinel("exit 0");
-        let p = positive(&l);
-        assert!(!p.marker_appeared);
-        assert!(!positive_behaved(&p));
+        let r = positive(&l);
+        assert!(!r.marker_present_after);
+        assert_eq!(r.marker_text, None);
+        assert!(!positive_behaved(&judge::positive_control(&r)));
 
         let (_d, l) = layout_with_fake_sentinel(FIRING);
         std::fs::create_dir_all(l.sentinel_marker.parent().unwrap()).unwrap();
         std::fs::write(&l.sentinel_marker, "stale").unwrap();
-        let p = positive(&l);
-        assert!(p.marker_present_before);
-        assert!(!positive_behaved(&p));
+        let r = positive(&l);
+        assert!(r.marker_present_before);
+        assert!(!positive_behaved(&judge::positive_control(&r)));
     }
 
     #[test]
@@ -229,7 +279,7 @@ mod tests {
         let (_d, l) = layout_with_fake_sentinel(FIRING);
         let n = negative(&l, &matrix()).unwrap();
         assert_eq!(
-            n,
+            n.control,
             NegativeControl {
                 commands_executed: 1,
                 marker_appeared: true,
@@ -237,10 +287,37 @@ mod tests {
                 marker_removed: true,
             }
         );
-        assert!(negative_behaved(&n));
+        assert!(negative_behaved(&n.control));
         assert_eq!(fixture::walk(&l).unwrap(), vec![], "fixture roots cleared");
-        // The host really ran the configured args.
         assert!(!marker_present(&l));
+
+        // The record is raw enough to re-judge: the walks show the control fixture, the marker
+        // names the control's argument, and the invariants replayed on it give the same answer.
+        let r = &n.record;
+        let fixture = negative_fixture(&l);
+        assert_eq!(
+            judge::layout_failures(&fixture, &r.run.fixtures_before),
+            Vec::<String>::new()
+        );
+        assert_eq!(r.run.fixtures_before, r.run.fixtures_after);
+        assert_eq!(r.marker_text.as_deref(), Some("negative-control\n"));
+        assert_eq!(
+            r.executed,
+            [ExecutedCommand {
+                program: l.sentinel_bin.to_string_lossy().into_owned(),
+                args: vec![judge::NEGATIVE_CONTROL_ARG.into()],
+                exit_code: Some(0),
+                signal: None,
+                timed_out: false,
+            }]
+        );
+        assert_eq!(r.run.verdict.failures, [judge::marker_failure()]);
+        let (again, verdict) = judge::negative_control(&matrix(), r, &n.stdout, &n.stderr);
+        assert_eq!(again, n.control);
+        assert_eq!(verdict, r.run.verdict);
+        // Output that does not match its digest cannot stand in for the host's.
+        let (_, verdict) = judge::negative_control(&matrix(), r, b"other", &n.stderr);
+        assert!(verdict.failures.len() > 1, "{verdict:?}");
     }
 
     #[test]
@@ -249,10 +326,11 @@ mod tests {
         // control must say so rather than pretend.
         let (_d, l) = layout_with_fake_sentinel("exit 0");
         let n = negative(&l, &matrix()).unwrap();
-        assert_eq!(n.commands_executed, 1);
-        assert!(!n.marker_appeared);
-        assert!(!n.caught);
-        assert!(!negative_behaved(&n));
+        assert_eq!(n.control.commands_executed, 1);
+        assert!(!n.control.marker_appeared);
+        assert!(!n.control.caught);
+        assert!(!negative_behaved(&n.control));
+        assert!(n.record.run.verdict.pass, "{:?}", n.record.run.verdict);
     }
 
     #[test]
@@ -261,7 +339,7 @@ mod tests {
         fixture::clear(&l).unwrap();
         fixture::lay_out(&l, &negative_fixture(&l)).unwrap();
         let run = reference_host(&l, &l.host(NEGATIVE_CONTROL_ROOT)).unwrap();
-        assert_eq!(run.commands_executed, 1);
+        assert_eq!(run.executed.len(), 1);
         assert_eq!(
             std::fs::read_to_string(&l.sentinel_marker).unwrap(),
             "negative-control\n"

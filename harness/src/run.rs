@@ -1,5 +1,6 @@
 //! The runner's whole sequence inside the container: load and validate the matrix, observe the
-//! boundary, run both controls, run every case in order (a failing case never stops the
+//! boundary, run both controls (their raw records first, then `controls.json` derived from
+//! them), run every case in order (a failing case never stops the
 //! others; a `stall` fault blocks forever so the outer deadline can be tested), and write
 //! `summary.json` last. Progress goes to the given writer (stderr in the binary), one line per
 //! case. This module decides the run's status; the binary maps it to an exit code. It must
@@ -9,7 +10,8 @@ use crate::{boundary, case, controls, fixture, HarnessError, IoContext, Layout};
 use scopebox_receipts::digest::sha256_hex;
 use scopebox_receipts::evidence::{
     Controls, RunError, RunSummary, BOUNDARY_FILE, CASES_DIR, CONTROLS_FILE, ERROR_FILE,
-    SUMMARY_FILE,
+    NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
+    POSITIVE_CONTROL_RECORD_FILE, SUMMARY_FILE,
 };
 use scopebox_receipts::judge;
 use scopebox_receipts::matrix::{Fault, Matrix};
@@ -133,8 +135,27 @@ fn run_matrix(
 
     // A marker left over from anything before the controls would make them meaningless; the
     // positive control records it (and fails) rather than silently deleting it.
-    let positive = controls::positive(layout);
-    let negative = controls::negative(layout, matrix)?;
+    let positive_record = controls::positive(layout);
+    let negative_outcome = controls::negative(layout, matrix)?;
+    // The raw records first: controls.json is only what they derive.
+    write_json(
+        &layout.evidence_dir.join(POSITIVE_CONTROL_RECORD_FILE),
+        &positive_record,
+    )?;
+    write_json(
+        &layout.evidence_dir.join(NEGATIVE_CONTROL_RECORD_FILE),
+        &negative_outcome.record,
+    )?;
+    write_bytes(
+        &layout.evidence_dir.join(NEGATIVE_CONTROL_STDOUT_FILE),
+        &negative_outcome.stdout,
+    )?;
+    write_bytes(
+        &layout.evidence_dir.join(NEGATIVE_CONTROL_STDERR_FILE),
+        &negative_outcome.stderr,
+    )?;
+    let positive = judge::positive_control(&positive_record);
+    let negative = negative_outcome.control;
     let controls_ok =
         controls::positive_behaved(&positive) && controls::negative_behaved(&negative);
     let _ = writeln!(
@@ -236,10 +257,14 @@ pub fn median(values: &mut [u64]) -> u64 {
 fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), HarnessError> {
     let mut json = serde_json::to_vec_pretty(value).expect("evidence records serialize");
     json.push(b'\n');
+    write_bytes(path, &json)
+}
+
+fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), HarnessError> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).at("create", parent)?;
     }
-    std::fs::write(path, json).at("write", path)
+    std::fs::write(path, bytes).at("write", path)
 }
 
 #[cfg(test)]

@@ -6,7 +6,11 @@
 
 use crate::util::{install_matrix, layout, mcpscope_bin, shipped};
 use scopebox_harness::run::{run, RunStatus};
-use scopebox_receipts::evidence::{CaseRecord, RunSummary};
+use scopebox_receipts::evidence::{
+    CaseRecord, Controls, NegativeControlRecord, PositiveControlRecord, RunSummary, CONTROLS_FILE,
+    NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
+    POSITIVE_CONTROL_RECORD_FILE,
+};
 use scopebox_receipts::judge;
 use scopebox_receipts::matrix::{Case, FixtureEntry, Matrix};
 
@@ -85,6 +89,24 @@ fn host_stable_shipped_cases_pass_against_the_real_mcpscope_and_replay() {
         );
         assert!(!record.marker_present);
     }
+    // Both controls re-derived from their raw records, as the verifier does.
+    let read = |rel: &str| std::fs::read(l.evidence_dir.join(rel)).unwrap();
+    let controls: Controls = serde_json::from_slice(&read(CONTROLS_FILE)).unwrap();
+    let positive: PositiveControlRecord =
+        serde_json::from_slice(&read(POSITIVE_CONTROL_RECORD_FILE)).unwrap();
+    assert_eq!(judge::positive_control(&positive), controls.positive);
+    let negative: NegativeControlRecord =
+        serde_json::from_slice(&read(NEGATIVE_CONTROL_RECORD_FILE)).unwrap();
+    let (again, verdict) = judge::negative_control(
+        &matrix,
+        &negative,
+        &read(NEGATIVE_CONTROL_STDOUT_FILE),
+        &read(NEGATIVE_CONTROL_STDERR_FILE),
+    );
+    assert_eq!(again, controls.negative);
+    assert!(again.caught, "{verdict:?}");
+    assert_eq!(verdict, negative.run.verdict);
+
     let summary: RunSummary =
         serde_json::from_slice(&std::fs::read(l.evidence_dir.join("summary.json")).unwrap())
             .unwrap();

@@ -5,12 +5,19 @@
 //! evidence/
 //!   boundary.json            InnerBoundary: what the runner observed about its own confinement
 //!   controls.json            Controls: sentinel positive control, executing negative control
+//!   controls/positive/record.json   PositiveControlRecord: the sentinel run and the marker around it
+//!   controls/negative/record.json   NegativeControlRecord: the reference host's run, re-judgeable
+//!   controls/negative/stdout        raw output of the commands the reference host executed
+//!   controls/negative/stderr
 //!   cases/<id>/stdout        raw candidate stdout
 //!   cases/<id>/stderr        raw candidate stderr
 //!   cases/<id>/record.json   CaseRecord
 //!   summary.json             RunSummary (written last; its absence means the runner did not finish)
 //!   error.json               RunError, only when the runner refused to start (bad matrix, ...)
 //! ```
+//! `controls.json` is the runner's conclusion; the records under `controls/` are what it
+//! observed, and `judge::positive_control` / `judge::negative_control` derive the conclusion
+//! from them, so the verifier recomputes both controls instead of trusting the flags.
 //! This module only describes the records; the runner fills them, the verifier re-checks them.
 
 use serde::{Deserialize, Serialize};
@@ -22,6 +29,13 @@ pub const CASES_DIR: &str = "cases";
 pub const STDOUT_FILE: &str = "stdout";
 pub const STDERR_FILE: &str = "stderr";
 pub const RECORD_FILE: &str = "record.json";
+/// The raw control records, relative to the evidence directory.
+pub const POSITIVE_CONTROL_RECORD_FILE: &str = "controls/positive/record.json";
+pub const NEGATIVE_CONTROL_RECORD_FILE: &str = "controls/negative/record.json";
+pub const NEGATIVE_CONTROL_STDOUT_FILE: &str = "controls/negative/stdout";
+pub const NEGATIVE_CONTROL_STDERR_FILE: &str = "controls/negative/stderr";
+/// Most bytes of the sentinel marker kept in a control record.
+pub const MARKER_TEXT_LIMIT: usize = 4096;
 /// Written instead of the run when the runner could not run the matrix at all.
 pub const ERROR_FILE: &str = "error.json";
 
@@ -94,6 +108,63 @@ pub struct NegativeControl {
     /// True when the per-case invariant check flagged the reference host (what must happen).
     pub caught: bool,
     pub marker_removed: bool,
+}
+
+/// `controls/positive/record.json`: the runner executing the sentinel itself, and the marker
+/// observed before, after, and after removing it. `judge::positive_control` turns it into the
+/// `PositiveControl` of `controls.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PositiveControlRecord {
+    /// The sentinel's argv as executed, program first (`judge::positive_control_argv`).
+    pub argv: Vec<String>,
+    /// Whether the marker existed before the sentinel ran.
+    pub marker_present_before: bool,
+    /// `None` when the sentinel could not be started or was killed.
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// The control deadline passed and the sentinel was killed.
+    pub timed_out: bool,
+    /// Whether the marker existed after the sentinel exited.
+    pub marker_present_after: bool,
+    /// The marker's text then (the sentinel writes its pid and argv), lossy UTF-8, at most
+    /// `MARKER_TEXT_LIMIT` bytes; `None` when absent or unreadable.
+    pub marker_text: Option<String>,
+    /// Whether the marker still existed after the runner removed it.
+    pub marker_present_after_removal: bool,
+}
+
+/// `controls/negative/record.json`: the stand-in reference host run over the control fixture
+/// (`judge::negative_control_fixture`, whose one server command is the sentinel), recorded like
+/// a case so that `judge::invariants` — the check every case passes — can be replayed on it.
+/// `judge::negative_control` turns it (with the raw `stdout`/`stderr` beside it) into the
+/// `NegativeControl` of `controls.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NegativeControlRecord {
+    /// The reference host's run in case form: id `negative-control`, argv `reference-host
+    /// <root>`, both walks of the fixture roots, the digests of the captured output, whether
+    /// the marker existed afterwards, and as `verdict` what `judge::invariants` reported —
+    /// which must include `judge::marker_failure()` for the control to count as caught.
+    pub run: CaseRecord,
+    /// Every configured command the reference host executed, in order.
+    pub executed: Vec<ExecutedCommand>,
+    /// The marker's text after the host ran (see `PositiveControlRecord::marker_text`).
+    pub marker_text: Option<String>,
+    /// Whether the marker still existed after the runner removed it.
+    pub marker_present_after_removal: bool,
+}
+
+/// One configured command the reference host executed, spelled as the control fixture
+/// configures it (the sentinel's path and its argument: nothing else is ever executed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExecutedCommand {
+    pub program: String,
+    pub args: Vec<String>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
 }
 
 /// One case as it actually ran.

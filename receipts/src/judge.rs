@@ -1,6 +1,7 @@
-//! The one set of rules that decides whether a case passed, and whether a matrix may be run at
-//! all. The runner calls `judge` inside the container right after a case; the verifier calls it
-//! again on the raw captures copied out, and the two verdicts must agree. Everything here is a
+//! The one set of rules that decides whether a case passed, what the two controls showed, and
+//! whether a matrix may be run at all. The runner calls `judge` inside the container right
+//! after a case (and `positive_control`/`negative_control` on the controls' raw records); the
+//! verifier calls them again on the raw captures copied out, and the two results must agree. Everything here is a
 //! pure function of its arguments: it must never touch the filesystem, the clock, the
 //! environment or a process, or the verifier could not replay it.
 //!
@@ -8,7 +9,10 @@
 //! canary, pointer or value involved.
 
 use crate::digest::sha256_hex;
-use crate::evidence::{CaseRecord, FixtureObservation, Verdict};
+use crate::evidence::{
+    CaseRecord, FixtureObservation, NegativeControl, NegativeControlRecord, PositiveControl,
+    PositiveControlRecord, Verdict,
+};
 use crate::layout;
 use crate::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
 use std::collections::{BTreeMap, BTreeSet};
@@ -110,6 +114,83 @@ pub fn marker_failure() -> String {
     )
 }
 
+/// Where the negative control's project lives (matrix spelling).
+pub const NEGATIVE_CONTROL_ROOT: &str = "/work/scopebox-negative-control";
+/// The id of the negative control's run record (never a case id: the runner writes it apart).
+pub const NEGATIVE_CONTROL_ID: &str = "negative-control";
+/// The argument the control fixture configures for its sentinel command; the sentinel writes
+/// it into the marker, so the marker names the control that fired it.
+pub const NEGATIVE_CONTROL_ARG: &str = "negative-control";
+/// The argument the runner gives the sentinel in the positive control.
+pub const POSITIVE_CONTROL_ARG: &str = "positive-control";
+/// The name the reference host's run is recorded under: it is the runner itself acting as a
+/// host, not a program.
+pub const REFERENCE_HOST: &str = "reference-host";
+
+/// The sentinel's argv in the positive control.
+pub fn positive_control_argv(sentinel_bin: &str) -> Vec<String> {
+    vec![sentinel_bin.to_string(), POSITIVE_CONTROL_ARG.to_string()]
+}
+
+/// The argv recorded for the reference host's run over the control fixture.
+pub fn negative_control_argv() -> Vec<String> {
+    vec![
+        REFERENCE_HOST.to_string(),
+        NEGATIVE_CONTROL_ROOT.to_string(),
+    ]
+}
+
+/// The control fixture: one project `.mcp.json` whose only server's command is the sentinel
+/// with `NEGATIVE_CONTROL_ARG`. Spelled by hand, not through a JSON map, so the bytes (and the
+/// digest the walk records) never depend on a serializer feature.
+pub fn negative_control_fixture(sentinel_bin: &str) -> Vec<FixtureEntry> {
+    let quote = |text: &str| serde_json::Value::from(text).to_string();
+    let config = format!(
+        "{{\"mcpServers\":{{\"reference-control\":{{\"command\":{},\"args\":[{}]}}}}}}",
+        quote(sentinel_bin),
+        quote(NEGATIVE_CONTROL_ARG)
+    );
+    vec![FixtureEntry::File {
+        path: format!("{NEGATIVE_CONTROL_ROOT}/.mcp.json"),
+        content: FileContent::Text(config),
+        mode: None,
+    }]
+}
+
+/// The positive control as `controls.json` states it, derived from what was observed.
+pub fn positive_control(record: &PositiveControlRecord) -> PositiveControl {
+    PositiveControl {
+        marker_present_before: record.marker_present_before,
+        sentinel_exit_code: record.exit_code,
+        marker_appeared: record.marker_present_after,
+        marker_removed: !record.marker_present_after_removal,
+    }
+}
+
+/// The negative control as `controls.json` states it, derived from the reference host's run
+/// and its raw output by replaying `invariants`: caught exactly when `marker_failure` fires.
+/// Also returns the replayed verdict, which must equal the one the runner recorded.
+pub fn negative_control(
+    matrix: &Matrix,
+    record: &NegativeControlRecord,
+    stdout: &[u8],
+    stderr: &[u8],
+) -> (NegativeControl, Verdict) {
+    let mut failures = Vec::new();
+    invariants(matrix, stdout, stderr, &record.run, &mut failures);
+    let control = NegativeControl {
+        commands_executed: u32::try_from(record.executed.len()).unwrap_or(u32::MAX),
+        marker_appeared: record.run.marker_present,
+        caught: failures.contains(&marker_failure()),
+        marker_removed: !record.marker_present_after_removal,
+    };
+    let verdict = Verdict {
+        pass: failures.is_empty(),
+        failures,
+    };
+    (control, verdict)
+}
+
 /// Every path added, removed or changed between two walks of the fixture roots.
 pub fn fixture_change_failures(
     before: &[FixtureObservation],
@@ -154,11 +235,16 @@ pub fn fixture_change_failures(
 /// its kind, mode and bytes (symlinks: target), and nothing else but implied parent dirs.
 /// This binds the matrix to what the candidate actually saw.
 pub fn fixture_layout_failures(case: &Case, before: &[FixtureObservation]) -> Vec<String> {
+    layout_failures(&case.fixture, before)
+}
+
+/// `fixture_layout_failures` for any declared fixture (the negative control's, for one).
+pub fn layout_failures(fixture: &[FixtureEntry], before: &[FixtureObservation]) -> Vec<String> {
     let observed: BTreeMap<&str, &FixtureObservation> =
         before.iter().map(|o| (o.path.as_str(), o)).collect();
     let mut failures = Vec::new();
     let mut declared: BTreeSet<String> = BTreeSet::new();
-    for entry in &case.fixture {
+    for entry in fixture {
         let path = entry_path(entry);
         declared.insert(path.to_string());
         let mut parent = parent_of(path);

@@ -171,7 +171,8 @@ pub struct CaseSummary {
     pub failed: usize,
 }
 
-/// `outer/execution.json`: how the container ended, as the orchestrator saw it.
+/// `outer/execution.json`: how the container ended, and what was done to it, as the
+/// orchestrator saw it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Execution {
@@ -183,6 +184,89 @@ pub struct Execution {
     pub oom_killed: bool,
     pub deadline_seconds: u64,
     pub durations: Durations,
+    /// What the orchestrator did to the volume and the container, in the order it did it: the
+    /// proof that the container had stopped (killed first, when the deadline passed) before its
+    /// evidence was copied out, that it was inspected before it was removed, and that it and
+    /// the volume were removed. Absent in bundles written before it existed, which therefore
+    /// fail `execution.lifecycle`.
+    #[serde(default)]
+    pub events: Vec<LifecycleEvent>,
+}
+
+/// One step of the container lifecycle, when it completed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LifecycleEvent {
+    pub event: EventKind,
+    /// Milliseconds from the start of the run (`startedAt`) on a monotonic clock, so the
+    /// offsets never go backwards.
+    pub at_ms: u64,
+}
+
+/// The lifecycle steps, as spelled in `outer/execution.json`. Each is recorded when the engine
+/// confirmed the step, never when it was merely attempted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventKind {
+    /// The labelled `/evidence` volume exists.
+    VolumeCreated,
+    /// The container exists (not running).
+    ContainerCreated,
+    /// The container is running; the deadline counts from here.
+    Started,
+    /// The engine reported the container stopped, with an exit code (also after a kill).
+    Exited,
+    /// Waiting for the container failed; it is killed next.
+    WaitFailed,
+    /// The deadline passed with the container still running; it is killed next.
+    DeadlinePassed,
+    /// Ctrl-C: the step in flight was abandoned; the container is killed next.
+    Interrupted,
+    /// The engine confirmed SIGKILL was delivered.
+    Killed,
+    /// `/evidence` was copied out of the stopped container.
+    EvidenceExported,
+    /// The container was inspected (`outer/container-inspect.json`).
+    ContainerInspected,
+    /// The image was inspected (`outer/image-inspect.json`).
+    ImageInspected,
+    /// `--keep-on-failure`: nothing was removed.
+    Kept,
+    /// The container is gone: removed, or reported absent by the engine.
+    ContainerRemoved,
+    /// The volume is gone: removed, or reported absent by the engine.
+    VolumeRemoved,
+    /// The final sweep by `scopebox.run=<id>` listed what is left (`cleanup.leftovers`).
+    Swept,
+}
+
+impl EventKind {
+    /// The name as written in the record.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::VolumeCreated => "volume-created",
+            EventKind::ContainerCreated => "container-created",
+            EventKind::Started => "started",
+            EventKind::Exited => "exited",
+            EventKind::WaitFailed => "wait-failed",
+            EventKind::DeadlinePassed => "deadline-passed",
+            EventKind::Interrupted => "interrupted",
+            EventKind::Killed => "killed",
+            EventKind::EvidenceExported => "evidence-exported",
+            EventKind::ContainerInspected => "container-inspected",
+            EventKind::ImageInspected => "image-inspected",
+            EventKind::Kept => "kept",
+            EventKind::ContainerRemoved => "container-removed",
+            EventKind::VolumeRemoved => "volume-removed",
+            EventKind::Swept => "swept",
+        }
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -201,4 +285,39 @@ pub struct Cleanup {
     pub volume_removed: bool,
     /// Containers and volumes labelled with this run id still present after the final sweep.
     pub leftovers: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_names_are_the_serialized_spelling() {
+        use EventKind::*;
+        for kind in [
+            VolumeCreated,
+            ContainerCreated,
+            Started,
+            Exited,
+            WaitFailed,
+            DeadlinePassed,
+            Interrupted,
+            Killed,
+            EvidenceExported,
+            ContainerInspected,
+            ImageInspected,
+            Kept,
+            ContainerRemoved,
+            VolumeRemoved,
+            Swept,
+        ] {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", kind.name()));
+            assert_eq!(serde_json::from_str::<EventKind>(&json).unwrap(), kind);
+        }
+        let event: LifecycleEvent =
+            serde_json::from_str(r#"{"event":"deadline-passed","atMs":5000}"#).unwrap();
+        assert_eq!(event.event, DeadlinePassed);
+        assert!(serde_json::from_str::<EventKind>("\"teleported\"").is_err());
+    }
 }

@@ -9,6 +9,8 @@
 use crate::attestation::statement_for;
 use crate::digest::sha256_hex;
 use crate::dsse::{self, Envelope, IN_TOTO_PAYLOAD_TYPE};
+use crate::evidence::{NEGATIVE_CONTROL_RECORD_FILE, POSITIVE_CONTROL_RECORD_FILE};
+use crate::judge;
 use crate::receipt::*;
 use crate::verify::{self, BundleError, VerifyOptions};
 use serde_json::{json, Value};
@@ -238,6 +240,66 @@ impl Copy {
         self.edit(rel, edit)?;
         self.relist(rel)
     }
+
+    /// Edit `outer/execution.json` and the receipt's copy of it the same way.
+    fn edit_execution(&self, edit: impl Fn(&mut Value)) -> Result<(), String> {
+        self.edit_listed(EXECUTION_FILE, &edit)?;
+        self.edit_receipt(|r| edit(&mut r["execution"]))
+    }
+
+    /// Replace the lifecycle log (in both places) with `rewrite` of it; the rewrite may fail
+    /// when the log lacks the events it needs.
+    fn rewrite_events(
+        &self,
+        rewrite: impl Fn(&[Event]) -> Result<Vec<Event>, String>,
+    ) -> Result<(), String> {
+        let current = events(&self.json(EXECUTION_FILE)?)?;
+        let events = rewrite(&current)?;
+        self.edit_execution(|e| {
+            e["events"] = events
+                .iter()
+                .map(|(event, at)| json!({"event": event, "atMs": at}))
+                .collect();
+        })
+    }
+
+    /// Edit a raw control record below `evidence/` and re-list it.
+    fn edit_control_record(&self, rel: &str, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
+        self.edit_listed(&format!("{EVIDENCE_DIR}/{rel}"), edit)
+    }
+}
+
+/// A lifecycle event as (name, offset).
+type Event = (String, u64);
+
+fn events(execution: &Value) -> Result<Vec<Event>, String> {
+    let list = execution["events"]
+        .as_array()
+        .filter(|l| !l.is_empty())
+        .ok_or("the execution record has no lifecycle events")?;
+    list.iter()
+        .map(|e| match (e["event"].as_str(), e["atMs"].as_u64()) {
+            (Some(name), Some(at)) => Ok((name.to_string(), at)),
+            _ => Err(format!("a lifecycle event is malformed: {e}")),
+        })
+        .collect()
+}
+
+fn position(events: &[Event], name: &str) -> Result<usize, String> {
+    events
+        .iter()
+        .position(|(n, _)| n == name)
+        .ok_or_else(|| format!("the lifecycle log has no {name}"))
+}
+
+/// Swap two events' names, keeping every offset where it was (so the log still reads as
+/// monotonic and only the order is wrong).
+fn swap_names(events: &[Event], a: &str, b: &str) -> Result<Vec<Event>, String> {
+    let (i, j) = (position(events, a)?, position(events, b)?);
+    let mut out = events.to_vec();
+    let name_i = out[i].0.clone();
+    out[i].0 = std::mem::replace(&mut out[j].0, name_i);
+    Ok(out)
 }
 
 /// Every mutation class, in table order.
@@ -687,6 +749,79 @@ pub fn mutations() -> Vec<Mutation> {
             },
         ),
         m(
+            "negative-control-not-caught",
+            "the raw negative-control record shows no marker after the reference host ran; controls.json still says caught",
+            true,
+            false,
+            |c| {
+                c.edit_control_record(NEGATIVE_CONTROL_RECORD_FILE, |k| {
+                    let run = &mut k["run"];
+                    run["markerPresent"] = false.into();
+                    let marker = judge::marker_failure();
+                    if let Some(failures) = run["verdict"]["failures"].as_array_mut() {
+                        failures.retain(|f| f.as_str() != Some(marker.as_str()));
+                    }
+                    let none_left = run["verdict"]["failures"]
+                        .as_array()
+                        .is_some_and(Vec::is_empty);
+                    run["verdict"]["pass"] = none_left.into();
+                    k["markerText"] = Value::Null;
+                })
+            },
+        ),
+        m(
+            "negative-control-fixture-swapped",
+            "the raw negative-control record shows the host ran over another .mcp.json (both walks)",
+            true,
+            false,
+            |c| {
+                c.edit_control_record(NEGATIVE_CONTROL_RECORD_FILE, |k| {
+                    let other = sha256_hex(b"{\"mcpServers\":{}}");
+                    for walk in ["fixturesBefore", "fixturesAfter"] {
+                        if let Some(entries) = k["run"][walk].as_array_mut() {
+                            for e in entries.iter_mut().filter(|e| e["kind"] == "file") {
+                                e["sha256"] = other.clone().into();
+                            }
+                        }
+                    }
+                })
+            },
+        ),
+        m(
+            "negative-control-other-command",
+            "the raw negative-control record shows the host executing /bin/sh",
+            true,
+            false,
+            |c| {
+                c.edit_control_record(NEGATIVE_CONTROL_RECORD_FILE, |k| {
+                    k["executed"][0]["program"] = "/bin/sh".into()
+                })
+            },
+        ),
+        m(
+            "negative-control-record-removed",
+            "the raw negative-control record deleted and unlisted; controls.json kept",
+            true,
+            false,
+            |c| {
+                let rel = format!("{EVIDENCE_DIR}/{NEGATIVE_CONTROL_RECORD_FILE}");
+                std::fs::remove_file(c.path(&rel)).map_err(|e| format!("remove {rel}: {e}"))?;
+                c.relist(&rel)
+            },
+        ),
+        m(
+            "positive-control-not-fired",
+            "the raw positive-control record shows no marker after the sentinel ran; controls.json still says it appeared",
+            true,
+            false,
+            |c| {
+                c.edit_control_record(POSITIVE_CONTROL_RECORD_FILE, |k| {
+                    k["markerPresentAfter"] = false.into();
+                    k["markerText"] = Value::Null;
+                })
+            },
+        ),
+        m(
             "execution-timed-out",
             "the run is marked timed out (record and receipt)",
             true,
@@ -708,6 +843,77 @@ pub fn mutations() -> Vec<Mutation> {
             |c| {
                 c.edit_listed(EXECUTION_FILE, |e| e["oomKilled"] = true.into())?;
                 c.edit_receipt(|r| r["execution"]["oomKilled"] = true.into())
+            },
+        ),
+        m(
+            "execution-export-before-exit",
+            "the lifecycle log shows the evidence copied before the container exited (offsets kept monotonic)",
+            true,
+            false,
+            |c| c.rewrite_events(|e| swap_names(e, "exited", "evidence-exported")),
+        ),
+        m(
+            "execution-export-before-kill",
+            "the run recast as timed out whose kill the log puts after the export (offsets shifted, record and receipt consistent)",
+            true,
+            false,
+            |c| {
+                let deadline_ms = c.json(EXECUTION_FILE)?["deadlineSeconds"]
+                    .as_u64()
+                    .unwrap_or(180)
+                    * 1000;
+                c.rewrite_events(|old| {
+                    let started = old[position(old, "started")?].1;
+                    let exited = old[position(old, "exited")?].1;
+                    let passed = started + deadline_ms;
+                    let mut out = Vec::new();
+                    for (name, at) in old {
+                        match name.as_str() {
+                            "exited" => {
+                                for (i, step) in
+                                    ["deadline-passed", "evidence-exported", "killed", "exited"]
+                                        .into_iter()
+                                        .enumerate()
+                                {
+                                    out.push((step.to_string(), passed + i as u64));
+                                }
+                            }
+                            "evidence-exported" => {}
+                            _ if *at > exited => {
+                                out.push((name.clone(), passed + 3 + (at - exited)))
+                            }
+                            _ => out.push((name.clone(), *at)),
+                        }
+                    }
+                    Ok(out)
+                })?;
+                c.edit_execution(|e| {
+                    e["status"] = "timed-out".into();
+                    e["timedOut"] = true.into();
+                    e["signal"] = "SIGKILL".into();
+                })
+            },
+        ),
+        m(
+            "execution-inspect-after-removal",
+            "the lifecycle log shows the container inspected after it was removed",
+            true,
+            false,
+            |c| c.rewrite_events(|e| swap_names(e, "container-inspected", "container-removed")),
+        ),
+        m(
+            "execution-removal-unrecorded",
+            "the lifecycle log lacks the volume's removal while the cleanup claims it",
+            true,
+            false,
+            |c| {
+                c.rewrite_events(|e| {
+                    position(e, "volume-removed")?;
+                    Ok(e.iter()
+                        .filter(|(n, _)| n != "volume-removed")
+                        .cloned()
+                        .collect())
+                })
             },
         ),
         m(

@@ -7,10 +7,16 @@
 
 use crate::digest::sha256_hex;
 use crate::evidence::{
-    CaseRecord, Controls, FixtureObservation, InnerBoundary, MountObservation, NegativeControl,
-    PositiveControl, RunSummary, Verdict,
+    CaseRecord, Controls, ExecutedCommand, FixtureObservation, InnerBoundary, MountObservation,
+    NegativeControlRecord, PositiveControlRecord, RunSummary, Verdict,
+    NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
+    POSITIVE_CONTROL_RECORD_FILE,
 };
-use crate::judge::{expected_observation, judge};
+use crate::judge::{
+    expected_observation, judge, negative_control, negative_control_argv, negative_control_fixture,
+    positive_control, positive_control_argv, NEGATIVE_CONTROL_ARG, NEGATIVE_CONTROL_ID,
+    NEGATIVE_CONTROL_ROOT, POSITIVE_CONTROL_ARG,
+};
 use crate::layout;
 use crate::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
 use crate::receipt::*;
@@ -99,6 +105,74 @@ fn mount(point: &str, fs: &str, options: &str) -> MountObservation {
         fs_type: fs.into(),
         options: options.into(),
     }
+}
+
+/// What a conforming runner records for both controls: the sentinel fires under the positive
+/// control and under the reference host, whose run the invariants catch.
+fn control_records(
+    matrix: &Matrix,
+) -> std::io::Result<(PositiveControlRecord, NegativeControlRecord)> {
+    let marker = |arg: &str, pid: u32| {
+        Some(format!(
+            "pid={pid} argv=[\"{}\", \"{arg}\"]\n",
+            layout::SENTINEL_BIN
+        ))
+    };
+    let positive = PositiveControlRecord {
+        argv: positive_control_argv(layout::SENTINEL_BIN),
+        marker_present_before: false,
+        exit_code: Some(0),
+        signal: None,
+        timed_out: false,
+        marker_present_after: true,
+        marker_text: marker(POSITIVE_CONTROL_ARG, 7),
+        marker_present_after_removal: false,
+    };
+    let mut walk = vec![FixtureObservation {
+        path: NEGATIVE_CONTROL_ROOT.into(),
+        kind: "dir".into(),
+        mode: "0755".into(),
+        size: 0,
+        sha256: None,
+    }];
+    for entry in negative_control_fixture(layout::SENTINEL_BIN) {
+        walk.push(expected_observation(&entry).map_err(std::io::Error::other)?);
+    }
+    walk.sort();
+    let mut run = CaseRecord {
+        id: NEGATIVE_CONTROL_ID.into(),
+        argv: negative_control_argv(),
+        cwd: NEGATIVE_CONTROL_ROOT.into(),
+        env: Vec::new(),
+        exit_code: Some(0),
+        signal: None,
+        timed_out: false,
+        duration_micros: 900,
+        stdout_sha256: sha256_hex(b""),
+        stderr_sha256: sha256_hex(b""),
+        fixtures_before: walk.clone(),
+        fixtures_after: walk,
+        marker_present: true,
+        verdict: Verdict {
+            pass: false,
+            failures: Vec::new(),
+        },
+    };
+    let mut negative = NegativeControlRecord {
+        run: run.clone(),
+        executed: vec![ExecutedCommand {
+            program: layout::SENTINEL_BIN.into(),
+            args: vec![NEGATIVE_CONTROL_ARG.into()],
+            exit_code: Some(0),
+            signal: None,
+            timed_out: false,
+        }],
+        marker_text: marker(NEGATIVE_CONTROL_ARG, 8),
+        marker_present_after_removal: false,
+    };
+    run.verdict = negative_control(matrix, &negative, b"", b"").1;
+    negative.run = run;
+    Ok((positive, negative))
 }
 
 struct Writer<'a> {
@@ -257,25 +331,41 @@ pub fn write_bundle(dir: &Path, cases: usize) -> std::io::Result<()> {
             run_ms: 2_300,
             export_ms: 40,
         },
+        events: [
+            (EventKind::VolumeCreated, 1_030),
+            (EventKind::ContainerCreated, 1_045),
+            (EventKind::Started, 1_090),
+            (EventKind::Exited, 3_390),
+            (EventKind::EvidenceExported, 3_430),
+            (EventKind::ContainerInspected, 3_436),
+            (EventKind::ImageInspected, 3_439),
+            (EventKind::ContainerRemoved, 3_480),
+            (EventKind::VolumeRemoved, 3_495),
+            (EventKind::Swept, 3_497),
+        ]
+        .into_iter()
+        .map(|(event, at_ms)| LifecycleEvent { event, at_ms })
+        .collect(),
     };
     w.put_json(EXECUTION_FILE, &execution)?;
 
     // The evidence tree.
     let observed = conforming_observation();
     w.put_json("evidence/boundary.json", &observed)?;
+    let (positive, negative) = control_records(&matrix)?;
+    w.put_json(
+        &format!("evidence/{POSITIVE_CONTROL_RECORD_FILE}"),
+        &positive,
+    )?;
+    w.put_json(
+        &format!("evidence/{NEGATIVE_CONTROL_RECORD_FILE}"),
+        &negative,
+    )?;
+    w.put(&format!("evidence/{NEGATIVE_CONTROL_STDOUT_FILE}"), b"")?;
+    w.put(&format!("evidence/{NEGATIVE_CONTROL_STDERR_FILE}"), b"")?;
     let controls = Controls {
-        positive: PositiveControl {
-            marker_present_before: false,
-            sentinel_exit_code: Some(0),
-            marker_appeared: true,
-            marker_removed: true,
-        },
-        negative: NegativeControl {
-            commands_executed: 1,
-            marker_appeared: true,
-            caught: true,
-            marker_removed: true,
-        },
+        positive: positive_control(&positive),
+        negative: negative_control(&matrix, &negative, b"", b"").0,
     };
     w.put_json("evidence/controls.json", &controls)?;
     let mut case_entries = Vec::new();

@@ -1,8 +1,12 @@
 //! The committed reference bundle (`tests/reference-bundle/`), produced by a real
-//! `scopebox run` against the Docker engine with a 4-case subset of the claude-code matrix and
+//! `scopebox run` against the Docker engine with a 4-case subset of the claude-code matrix
+//! (`--matrix` of the bundle's own `inputs/matrix.json`; the candidate packed by `scopebox pack`
+//! from a clean export of the committed tree, passed with `--candidate --expect-sha256`) and
 //! signed with a throw-away key whose public half is `tests/reference-key.pub.pem` (the private
-//! half was discarded). It verifies as committed, with and without the key; it fails under
-//! another key; and every mutation class applied to it is rejected.
+//! half was discarded). It carries the lifecycle log and the raw control records. It verifies as
+//! committed, with and without the key; it fails under another key; and every mutation class
+//! applied to it is rejected, the lifecycle and control classes by the checks that recompute
+//! them.
 
 use crate::util::{tempdir, verify_bin};
 use std::path::PathBuf;
@@ -26,6 +30,8 @@ fn the_reference_bundle_verifies_with_its_key() {
     assert!(run.stdout.contains("✓ signature.verified"));
     assert!(run.stdout.contains("✓ cases.verdicts"));
     assert!(run.stdout.contains("✓ boundary.observed"));
+    assert!(run.stdout.contains("✓ execution.lifecycle"));
+    assert!(run.stdout.contains("✓ controls.negative"));
 }
 
 #[test]
@@ -47,4 +53,5 @@ fn every_mutation_of_the_reference_bundle_is_rejected() {
     assert!(report.rows.len() >= 25, "{} classes", report.rows.len());
     let not_rejected: Vec<_> = report.rows.iter().filter(|r| !r.rejected()).collect();
     assert!(not_rejected.is_empty(), "not rejected: {not_rejected:#?}");
+    crate::selftest::assert_recomputing_checks_reject(&report);
 }

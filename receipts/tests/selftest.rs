@@ -48,6 +48,53 @@ fn digest_consistent_mutations_are_caught_by_semantic_checks() {
     }
 }
 
+/// The lifecycle and raw-control classes are caught by the checks that recompute them, not
+/// only by a neighbouring check that happens to fail too.
+pub fn assert_recomputing_checks_reject(report: &selftest::SelfTestReport) {
+    let by = |class: &str| {
+        report
+            .rows
+            .iter()
+            .find(|r| r.class == class)
+            .unwrap_or_else(|| panic!("no class {class}"))
+            .rejected_by
+            .clone()
+    };
+    for class in [
+        "execution-export-before-exit",
+        "execution-inspect-after-removal",
+        "execution-removal-unrecorded",
+    ] {
+        assert_eq!(by(class), ["execution.lifecycle"], "{class}");
+    }
+    // Recast as timed out, it fails `execution.completed` too; the order check must fire anyway.
+    assert!(
+        by("execution-export-before-kill").contains(&"execution.lifecycle".to_string()),
+        "{:?}",
+        by("execution-export-before-kill")
+    );
+    for class in [
+        "negative-control-not-caught",
+        "negative-control-fixture-swapped",
+        "negative-control-other-command",
+        "negative-control-record-removed",
+        "negative-control-missed",
+    ] {
+        assert_eq!(by(class), ["controls.negative"], "{class}");
+    }
+    for class in ["positive-control-not-fired", "positive-control-failed"] {
+        assert_eq!(by(class), ["controls.positive"], "{class}");
+    }
+}
+
+#[test]
+fn lifecycle_and_control_mutations_are_caught_by_the_checks_that_recompute_them() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 2);
+    let report = selftest::run(&bundle).expect("self-test runs");
+    assert_recomputing_checks_reject(&report);
+}
+
 #[test]
 fn the_self_test_binary_prints_the_table_and_exits_0() {
     let tmp = tempdir();

@@ -3,8 +3,10 @@
 //! under the deadline (`tokio::time::timeout`), and on expiry kill it FIRST; then copy
 //! `/evidence` out, inspect container and image, and finally — on every path: success, failure,
 //! deadline, Ctrl-C — remove the container and the volume and sweep by `scopebox.run=<id>`.
-//! Every step's failure is recorded, never thrown past the cleanup. It never judges the
-//! evidence and never writes the bundle (that is `receipt`).
+//! Every step's failure is recorded, never thrown past the cleanup; every step the engine
+//! confirmed is logged in order with its offset from the run's start (`Record::events`, written
+//! to `outer/execution.json`), so the verifier can check the order rather than trust it. It
+//! never judges the evidence and never writes the bundle (that is `receipt`).
 
 use crate::boundary::Names;
 use crate::engine::{
@@ -16,7 +18,7 @@ use crate::progress::Progress;
 use bollard::models::ContainerCreateBody;
 use futures_util::StreamExt;
 use scopebox_receipts::layout;
-use scopebox_receipts::receipt::Cleanup;
+use scopebox_receipts::receipt::{Cleanup, EventKind, LifecycleEvent};
 use std::future::Future;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -54,6 +56,9 @@ pub struct Plan {
     pub image_id: String,
     pub deadline: Duration,
     pub keep_on_failure: bool,
+    /// When the run started (`startedAt`): lifecycle offsets count from here. tokio's clock, so
+    /// tests with a paused clock see the deadline's offset exactly.
+    pub origin: tokio::time::Instant,
 }
 
 /// What happened, step by step.
@@ -79,6 +84,8 @@ pub struct Record {
     pub kept: bool,
     pub run_ms: u64,
     pub export_ms: u64,
+    /// Every step the engine confirmed, in order, with its offset from `Plan::origin`.
+    pub events: Vec<LifecycleEvent>,
 }
 
 impl Default for Record {
@@ -103,6 +110,7 @@ impl Default for Record {
             kept: false,
             run_ms: 0,
             export_ms: 0,
+            events: Vec::new(),
         }
     }
 }
@@ -110,6 +118,15 @@ impl Default for Record {
 impl Record {
     fn fail(&mut self, e: EngineError) {
         self.errors.push(describe(&e));
+    }
+
+    /// Log that `event` just completed.
+    fn log(&mut self, plan: &Plan, event: EventKind) {
+        let at_ms = plan.origin.elapsed().as_millis();
+        self.events.push(LifecycleEvent {
+            event,
+            at_ms: u64::try_from(at_ms).unwrap_or(u64::MAX),
+        });
     }
 
     /// Anything short of a clean exit 0 with every step done.
@@ -153,9 +170,10 @@ pub async fn lifecycle<E: Engine, W: Write>(
     };
     if interrupted {
         rec.interrupted = true;
+        rec.log(plan, EventKind::Interrupted);
         if let Some(id) = rec.container_id.clone() {
             if !rec.killed {
-                kill(engine, &mut rec, &id).await;
+                kill(engine, plan, &mut rec, &id).await;
             }
         }
     }
@@ -173,16 +191,19 @@ async fn steps<E: Engine, W: Write>(
         return rec.fail(e);
     }
     rec.volume_created = true;
+    rec.log(plan, EventKind::VolumeCreated);
     let id = match bounded(engine.create_container(&plan.names.container, plan.body.clone())).await
     {
         Ok(id) => id,
         Err(e) => return rec.fail(e),
     };
     rec.container_id = Some(id.clone());
+    rec.log(plan, EventKind::ContainerCreated);
     if let Err(e) = bounded(engine.start_container(&id)).await {
         return rec.fail(e);
     }
     rec.started = true;
+    rec.log(plan, EventKind::Started);
     let started = Instant::now();
 
     let mut logs = engine.logs(&id);
@@ -208,6 +229,7 @@ async fn steps<E: Engine, W: Write>(
     match waited {
         Ok(Ok(code)) => {
             rec.exit_code = Some(code);
+            rec.log(plan, EventKind::Exited);
             if logs_open {
                 let drain = async {
                     while let Some(Ok(bytes)) = logs.next().await {
@@ -219,15 +241,18 @@ async fn steps<E: Engine, W: Write>(
         }
         Ok(Err(e)) => {
             rec.fail(e);
-            kill(engine, rec, &id).await;
+            rec.log(plan, EventKind::WaitFailed);
+            kill(engine, plan, rec, &id).await;
         }
         Err(_elapsed) => {
             rec.timed_out = true;
+            rec.log(plan, EventKind::DeadlinePassed);
             // Kill first: nothing may run while the evidence is copied out.
-            kill(engine, rec, &id).await;
+            kill(engine, plan, rec, &id).await;
             if let Ok(Ok(code)) = tokio::time::timeout(STOP_GRACE, engine.wait_container(&id)).await
             {
                 rec.exit_code = Some(code);
+                rec.log(plan, EventKind::Exited);
             }
         }
     }
@@ -237,16 +262,25 @@ async fn steps<E: Engine, W: Write>(
 
     let exporting = Instant::now();
     match bounded(engine.download(&id, layout::EVIDENCE_DIR, MAX_ARCHIVE_BYTES)).await {
-        Ok(tar) => rec.evidence = Some(tar),
+        Ok(tar) => {
+            rec.evidence = Some(tar);
+            rec.log(plan, EventKind::EvidenceExported);
+        }
         Err(e) => rec.fail(e),
     }
     rec.export_ms = exporting.elapsed().as_millis() as u64;
     match bounded(engine.inspect_container(&id)).await {
-        Ok(doc) => rec.container_inspect = Some(doc),
+        Ok(doc) => {
+            rec.container_inspect = Some(doc);
+            rec.log(plan, EventKind::ContainerInspected);
+        }
         Err(e) => rec.fail(e),
     }
     match bounded(engine.inspect_image(&plan.image_id)).await {
-        Ok(Some(doc)) => rec.image_inspect = Some(doc),
+        Ok(Some(doc)) => {
+            rec.image_inspect = Some(doc);
+            rec.log(plan, EventKind::ImageInspected);
+        }
         Ok(None) => rec.errors.push(format!(
             "failed to inspect image {}: the engine no longer has it",
             plan.image_id
@@ -255,9 +289,12 @@ async fn steps<E: Engine, W: Write>(
     }
 }
 
-async fn kill<E: Engine>(engine: &E, rec: &mut Record, id: &str) {
+async fn kill<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record, id: &str) {
     match bounded(engine.kill_container(id)).await {
-        Ok(()) => rec.killed = true,
+        Ok(()) => {
+            rec.killed = true;
+            rec.log(plan, EventKind::Killed);
+        }
         // Not running any more: nothing left to kill.
         Err(e)
             if matches!(
@@ -271,6 +308,7 @@ async fn kill<E: Engine>(engine: &E, rec: &mut Record, id: &str) {
 async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
     if plan.keep_on_failure && rec.failed() && !rec.interrupted {
         rec.kept = true;
+        rec.log(plan, EventKind::Kept);
         rec.cleanup = Cleanup {
             container_removed: rec.container_id.is_none(),
             volume_removed: !rec.volume_created,
@@ -283,8 +321,10 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
     }
     if let Some(id) = rec.container_id.clone() {
         match bounded(engine.remove_container(&id)).await {
-            Ok(()) => {}
-            Err(e) if e.kind == EngineErrorKind::NotFound => {}
+            Ok(()) => rec.log(plan, EventKind::ContainerRemoved),
+            Err(e) if e.kind == EngineErrorKind::NotFound => {
+                rec.log(plan, EventKind::ContainerRemoved)
+            }
             Err(e) => rec.fail(e),
         }
     }
@@ -297,24 +337,48 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
             swept_volume = found
                 .iter()
                 .any(|o| o.kind == ObjectKind::Volume && o.id == plan.names.volume);
-            let report = remove_all(engine, &found).await;
-            rec.errors.extend(report.errors);
+            // Containers first (a volume in use cannot go), each logged as it goes; a
+            // container found only by label is the run's own whose create never answered.
+            for kind in [ObjectKind::Container, ObjectKind::Volume] {
+                for o in found.iter().filter(|o| o.kind == kind) {
+                    match remove_object(engine, o).await {
+                        Ok(()) => {}
+                        Err(e) if e.kind == EngineErrorKind::NotFound => {}
+                        Err(e) => {
+                            rec.fail(e);
+                            continue;
+                        }
+                    }
+                    rec.log(
+                        plan,
+                        match kind {
+                            ObjectKind::Container => EventKind::ContainerRemoved,
+                            ObjectKind::Volume => EventKind::VolumeRemoved,
+                        },
+                    );
+                }
+            }
         }
         Err(e) => rec.fail(e),
     }
     if rec.volume_created && !swept_volume {
         match bounded(engine.remove_volume(&plan.names.volume)).await {
-            Ok(()) => {}
-            Err(e) if e.kind == EngineErrorKind::NotFound => {}
+            Ok(()) => rec.log(plan, EventKind::VolumeRemoved),
+            Err(e) if e.kind == EngineErrorKind::NotFound => {
+                rec.log(plan, EventKind::VolumeRemoved)
+            }
             Err(e) => rec.fail(e),
         }
     }
     rec.cleanup = match bounded(engine.list(&label)).await {
-        Ok(found) => Cleanup {
-            container_removed: !found.iter().any(|o| o.kind == ObjectKind::Container),
-            volume_removed: !found.iter().any(|o| o.kind == ObjectKind::Volume),
-            leftovers: found.len() as u32,
-        },
+        Ok(found) => {
+            rec.log(plan, EventKind::Swept);
+            Cleanup {
+                container_removed: !found.iter().any(|o| o.kind == ObjectKind::Container),
+                volume_removed: !found.iter().any(|o| o.kind == ObjectKind::Volume),
+                leftovers: found.len() as u32,
+            }
+        }
         Err(e) => {
             rec.fail(e);
             Cleanup {
@@ -367,11 +431,7 @@ async fn remove_all<E: Engine>(engine: &E, objects: &[Labelled]) -> SweepReport 
     let mut report = SweepReport::default();
     for kind in [ObjectKind::Container, ObjectKind::Volume] {
         for o in objects.iter().filter(|o| o.kind == kind) {
-            let result = match kind {
-                ObjectKind::Container => bounded(engine.remove_container(&o.id)).await,
-                ObjectKind::Volume => bounded(engine.remove_volume(&o.id)).await,
-            };
-            match result {
+            match remove_object(engine, o).await {
                 Ok(()) => report.removed.push(o.id.clone()),
                 Err(e) if e.kind == EngineErrorKind::NotFound => {}
                 Err(e) => report.errors.push(describe(&e)),
@@ -379,6 +439,13 @@ async fn remove_all<E: Engine>(engine: &E, objects: &[Labelled]) -> SweepReport 
         }
     }
     report
+}
+
+async fn remove_object<E: Engine>(engine: &E, o: &Labelled) -> Result<(), EngineError> {
+    match o.kind {
+        ObjectKind::Container => bounded(engine.remove_container(&o.id)).await,
+        ObjectKind::Volume => bounded(engine.remove_volume(&o.id)).await,
+    }
 }
 
 /// Whether `<hostname>/<pid>` names a live process on this host. Another host's owner counts
@@ -414,6 +481,7 @@ mod tests {
             image_id: "sha256:img".into(),
             deadline: Duration::from_secs(180),
             keep_on_failure: keep,
+            origin: tokio::time::Instant::now(),
         }
     }
 
@@ -424,6 +492,20 @@ mod tests {
     async fn go(fake: &Fake, plan: &Plan) -> Record {
         let mut progress = Progress::new(2, Vec::new());
         lifecycle(fake, plan, never(), &mut progress).await
+    }
+
+    /// The lifecycle log as (name, offset in ms).
+    fn logged(rec: &Record) -> Vec<(&'static str, u64)> {
+        rec.events
+            .iter()
+            .map(|e| (e.event.name(), e.at_ms))
+            .collect()
+    }
+
+    /// What the verifier's `execution.lifecycle` check says about this record.
+    fn lifecycle_check(rec: &Record, plan: &Plan) -> Vec<String> {
+        let execution = crate::receipt::execution(rec, plan.deadline.as_secs(), 0, 0);
+        scopebox_receipts::verify::lifecycle_failures(&execution, &rec.cleanup)
     }
 
     /// The tail every path must end with: remove container, remove volume, sweep, recount.
@@ -443,7 +525,8 @@ mod tests {
         let fake = Fake::new()
             .with_logs(&[b"case a pass 10\ncase b pa", b"ss 20\n"])
             .with_evidence(evidence_tar(&[("summary.json", b"{}")]));
-        let rec = go(&fake, &plan(false)).await;
+        let p = plan(false);
+        let rec = go(&fake, &p).await;
         assert_eq!(rec.exit_code, Some(0));
         assert!(rec.errors.is_empty(), "{:?}", rec.errors);
         assert!(!rec.failed());
@@ -466,6 +549,25 @@ mod tests {
             ]
         );
         removed_everything(&fake, &rec);
+        // The log says the same, in the same order, and passes the verifier's order check.
+        let names: Vec<&str> = logged(&rec).into_iter().map(|(name, _)| name).collect();
+        assert_eq!(
+            names,
+            [
+                "volume-created",
+                "container-created",
+                "started",
+                "exited",
+                "evidence-exported",
+                "container-inspected",
+                "image-inspected",
+                "container-removed",
+                "volume-removed",
+                "swept",
+            ]
+        );
+        assert!(rec.events.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
+        assert_eq!(lifecycle_check(&rec, &p), Vec::<String>::new());
     }
 
     #[tokio::test]
@@ -602,6 +704,36 @@ mod tests {
             ]
         );
         removed_everything(&fake, &rec);
+        // The record proves it too: killed, at the deadline, before the export. The clock is
+        // paused, so every offset is exact.
+        assert_eq!(
+            logged(&rec),
+            [
+                ("volume-created", 0),
+                ("container-created", 0),
+                ("started", 0),
+                ("deadline-passed", 5_000),
+                ("killed", 5_000),
+                ("exited", 5_000),
+                ("evidence-exported", 5_000),
+                ("container-inspected", 5_000),
+                ("image-inspected", 5_000),
+                ("container-removed", 5_000),
+                ("volume-removed", 5_000),
+                ("swept", 5_000),
+            ]
+        );
+        assert_eq!(lifecycle_check(&rec, &p), Vec::<String>::new());
+        // And the verifier would catch the export moved ahead of the kill.
+        let mut execution = crate::receipt::execution(&rec, 5, 0, 0);
+        execution.events.swap(4, 6);
+        let failures = scopebox_receipts::verify::lifecycle_failures(&execution, &rec.cleanup);
+        assert!(
+            failures
+                .iter()
+                .any(|f| f.starts_with("evidence-exported is recorded before killed")),
+            "{failures:?}"
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -627,6 +759,16 @@ mod tests {
             ]
         );
         removed_everything(&fake, &rec);
+        assert_eq!(
+            &logged(&rec)[3..],
+            [
+                ("interrupted", 1_000),
+                ("killed", 1_000),
+                ("container-removed", 1_000),
+                ("volume-removed", 1_000),
+                ("swept", 1_000),
+            ]
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -644,6 +786,18 @@ mod tests {
             fake.calls()
         );
         removed_everything(&fake, &rec);
+        // The container the sweep found by label is logged as removed, before the volume.
+        let names: Vec<&str> = logged(&rec).into_iter().map(|(name, _)| name).collect();
+        assert_eq!(
+            names,
+            [
+                "volume-created",
+                "interrupted",
+                "container-removed",
+                "volume-removed",
+                "swept"
+            ]
+        );
     }
 
     #[tokio::test]

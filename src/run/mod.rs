@@ -217,6 +217,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         image_id: image.id.clone(),
         deadline: Duration::from_secs(args.deadline),
         keep_on_failure: args.keep_on_failure,
+        origin: tokio::time::Instant::from_std(clock),
     };
     eprintln!(
         "scopebox: running {} case(s) of {} in container {} (deadline {} s)",

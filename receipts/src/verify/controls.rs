@@ -1,56 +1,44 @@
-//! The controls: the sentinel positive control proved detection works inside this boundary
-//! (marker absent, sentinel ran, marker appeared, marker removed), and the executing negative
-//! control was caught by the same check. The runner's `controls.json` is the source; the
-//! receipt's copy must equal it. It never accepts a control the record does not show behaving.
+//! The controls, recomputed from what the runner observed: the sentinel positive control proved
+//! detection works inside this boundary (marker absent, the sentinel ran, the marker appeared
+//! naming the control, the marker was removed), and the executing negative control — the
+//! reference host run over the control fixture whose command is the sentinel — was caught by
+//! replaying the very invariant check every case passes (`judge::invariants`, caught exactly
+//! when `judge::marker_failure` fires). The raw records under `evidence/controls/` are the
+//! source; the runner's `controls.json` must equal what they derive, and the receipt's copy must
+//! equal `controls.json`. It never accepts a control flag it did not re-derive.
 
 use super::{Checks, Context};
-use crate::evidence::{Controls, CONTROLS_FILE};
-use crate::receipt::EVIDENCE_DIR;
+use crate::evidence::{
+    Controls, NegativeControlRecord, PositiveControlRecord, CONTROLS_FILE,
+    NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
+    POSITIVE_CONTROL_RECORD_FILE,
+};
+use crate::judge;
+use crate::layout::SENTINEL_BIN;
+use crate::matrix::Matrix;
+use crate::receipt::{EVIDENCE_DIR, MATRIX_FILE};
 
 pub(crate) fn controls_path() -> String {
     format!("{EVIDENCE_DIR}/{CONTROLS_FILE}")
 }
 
+fn evidence(rel: &str) -> String {
+    format!("{EVIDENCE_DIR}/{rel}")
+}
+
 pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     let path = controls_path();
     let controls = ctx.parse::<Controls>(&path);
-    let (mut positive, mut negative, mut recorded) = (Vec::new(), Vec::new(), Vec::new());
+    let mut positive = positive_failures(ctx, controls.as_ref().ok());
+    let mut negative = negative_failures(ctx, controls.as_ref().ok());
+    let mut recorded = Vec::new();
     match &controls {
         Err(e) => {
-            positive.push(e.clone());
-            negative.push(e.clone());
+            positive.insert(0, e.clone());
+            negative.insert(0, e.clone());
             recorded.push(e.clone());
         }
         Ok(c) => {
-            let p = &c.positive;
-            if p.marker_present_before {
-                positive.push("the marker was present before the sentinel ran".into());
-            }
-            if p.sentinel_exit_code != Some(0) {
-                positive.push(format!(
-                    "the sentinel exited {:?}, expected Some(0)",
-                    p.sentinel_exit_code
-                ));
-            }
-            if !p.marker_appeared {
-                positive.push("the marker did not appear when the sentinel ran".into());
-            }
-            if !p.marker_removed {
-                positive.push("the marker was not removed after the control".into());
-            }
-            let n = &c.negative;
-            if n.commands_executed == 0 {
-                negative.push("the reference host executed no configured command".into());
-            }
-            if !n.marker_appeared {
-                negative.push("the marker did not appear under the reference host".into());
-            }
-            if !n.caught {
-                negative.push("the invariant check did not catch the reference host".into());
-            }
-            if !n.marker_removed {
-                negative.push("the marker was not removed after the negative control".into());
-            }
             if *c != ctx.receipt.controls {
                 recorded.push(format!("receipt controls differ from {path}"));
             }
@@ -58,12 +46,12 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     }
     checks.record(
         "controls.positive",
-        "the sentinel positive control fired and was cleaned up",
+        "re-derived from its record, the sentinel positive control fired and was cleaned up",
         positive,
     );
     checks.record(
         "controls.negative",
-        "the executing reference host was caught",
+        "re-judged from its record, the executing reference host was caught by the case invariants",
         negative,
     );
     checks.record(
@@ -71,4 +59,155 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
         "the receipt's controls are the runner's",
         recorded,
     );
+}
+
+fn positive_failures(ctx: &Context, stated: Option<&Controls>) -> Vec<String> {
+    let path = evidence(POSITIVE_CONTROL_RECORD_FILE);
+    let record = match ctx.parse::<PositiveControlRecord>(&path) {
+        Ok(r) => r,
+        Err(e) => return vec![e],
+    };
+    let mut failures = Vec::new();
+    if record.argv != judge::positive_control_argv(SENTINEL_BIN) {
+        failures.push(format!(
+            "the positive control ran {:?}, not the sentinel {SENTINEL_BIN} {}",
+            record.argv,
+            judge::POSITIVE_CONTROL_ARG
+        ));
+    }
+    let p = judge::positive_control(&record);
+    if let Some(stated) = stated {
+        if let Some(diff) = differences(&stated.positive, &p) {
+            failures.push(format!(
+                "{} says {diff}: its record shows otherwise",
+                controls_path()
+            ));
+        }
+    }
+    if p.marker_present_before {
+        failures.push("the marker was present before the sentinel ran".into());
+    }
+    if p.sentinel_exit_code != Some(0) {
+        failures.push(format!(
+            "the sentinel exited {:?}, expected Some(0)",
+            p.sentinel_exit_code
+        ));
+    }
+    if !p.marker_appeared {
+        failures.push("the marker did not appear when the sentinel ran".into());
+    } else if !names(&record.marker_text, judge::POSITIVE_CONTROL_ARG) {
+        failures.push(format!(
+            "the marker does not name {}: this sentinel run did not write it",
+            judge::POSITIVE_CONTROL_ARG
+        ));
+    }
+    if !p.marker_removed {
+        failures.push("the marker was not removed after the control".into());
+    }
+    failures
+}
+
+fn negative_failures(ctx: &Context, stated: Option<&Controls>) -> Vec<String> {
+    let path = evidence(NEGATIVE_CONTROL_RECORD_FILE);
+    let parsed = (
+        ctx.parse::<NegativeControlRecord>(&path),
+        ctx.bytes(&evidence(NEGATIVE_CONTROL_STDOUT_FILE)),
+        ctx.bytes(&evidence(NEGATIVE_CONTROL_STDERR_FILE)),
+        ctx.parse::<Matrix>(MATRIX_FILE),
+    );
+    let (record, stdout, stderr, matrix) = match parsed {
+        (Ok(r), Ok(out), Ok(err), Ok(m)) => (r, out, err, m),
+        (r, out, err, m) => {
+            return [r.err(), out.err(), err.err(), m.err()]
+                .into_iter()
+                .flatten()
+                .collect();
+        }
+    };
+    let mut failures = Vec::new();
+    let run = &record.run;
+    if run.id != judge::NEGATIVE_CONTROL_ID
+        || run.argv != judge::negative_control_argv()
+        || run.cwd != judge::NEGATIVE_CONTROL_ROOT
+    {
+        failures.push(format!(
+            "the record is of {:?} running {:?} in {}, not of the reference host over {}",
+            run.id,
+            run.argv,
+            run.cwd,
+            judge::NEGATIVE_CONTROL_ROOT
+        ));
+    }
+    // The host ran over exactly the control fixture, whose one command is the sentinel.
+    let fixture = judge::negative_control_fixture(SENTINEL_BIN);
+    for f in judge::layout_failures(&fixture, &run.fixtures_before) {
+        failures.push(format!("not the control fixture: {f}"));
+    }
+    for command in &record.executed {
+        if command.program != SENTINEL_BIN || command.args != [judge::NEGATIVE_CONTROL_ARG] {
+            failures.push(format!(
+                "the reference host executed {} {:?}, which the control fixture does not configure",
+                command.program, command.args
+            ));
+        }
+    }
+    let (n, verdict) = judge::negative_control(&matrix, &record, stdout, stderr);
+    if verdict != run.verdict {
+        failures.push(format!(
+            "re-judged, the reference host's run fails with {:?}; the runner recorded {:?}",
+            verdict.failures, run.verdict.failures
+        ));
+    }
+    if let Some(stated) = stated {
+        if let Some(diff) = differences(&stated.negative, &n) {
+            failures.push(format!(
+                "{} says {diff}: its record, re-judged, shows otherwise",
+                controls_path()
+            ));
+        }
+    }
+    if n.commands_executed == 0 {
+        failures.push("the reference host executed no configured command".into());
+    }
+    if !n.marker_appeared {
+        failures.push("the marker did not appear under the reference host".into());
+    } else if !names(&record.marker_text, judge::NEGATIVE_CONTROL_ARG) {
+        failures.push(format!(
+            "the marker does not name {}: the reference host's command did not write it",
+            judge::NEGATIVE_CONTROL_ARG
+        ));
+    }
+    if !n.caught {
+        failures.push("the invariant check did not catch the reference host".into());
+    }
+    if !n.marker_removed {
+        failures.push("the marker was not removed after the negative control".into());
+    }
+    failures
+}
+
+/// The fields where the stated control differs from the derived one, as `name stated (derived
+/// derived)`, comma-joined; `None` when they agree.
+fn differences<T: serde::Serialize>(stated: &T, derived: &T) -> Option<String> {
+    let (Ok(serde_json::Value::Object(stated)), Ok(serde_json::Value::Object(derived))) =
+        (serde_json::to_value(stated), serde_json::to_value(derived))
+    else {
+        return None;
+    };
+    let diff: Vec<String> = stated
+        .iter()
+        .filter_map(|(key, value)| {
+            let other = derived.get(key).unwrap_or(&serde_json::Value::Null);
+            (value != other).then(|| format!("{key} {value} (derived {other})"))
+        })
+        .collect();
+    (!diff.is_empty()).then(|| diff.join(", "))
+}
+
+/// Whether the marker text carries `arg` as one of the sentinel's quoted arguments (the
+/// sentinel writes `pid=N argv=["…", "arg"]`).
+fn names(marker_text: &Option<String>, arg: &str) -> bool {
+    marker_text
+        .as_deref()
+        .is_some_and(|text| text.contains(&format!("\"{arg}\"")))
 }

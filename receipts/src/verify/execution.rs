@@ -1,11 +1,16 @@
 //! How the run ended and what was left behind: the receipt header is a version 1 receipt from
 //! scopebox; the container exited on its own (no timeout, no OOM kill, no signal, exit 0) as
 //! both `outer/execution.json` and the engine's inspection say; the runner finished (its
-//! summary exists, no error record); and the container and volume were removed.
+//! summary exists, no error record); the lifecycle log shows the steps in a safe order (stopped
+//! before the export — killed first when the deadline passed —, inspected before removal,
+//! container and volume removed, then the final sweep) and agrees with the recorded status,
+//! signal, timeout and cleanup; and the container and volume were removed.
 
 use super::{Checks, Context};
 use crate::evidence::{RunError, ERROR_FILE};
-use crate::receipt::{Execution, CONTAINER_INSPECT_FILE, EVIDENCE_DIR, EXECUTION_FILE};
+use crate::receipt::{
+    Cleanup, EventKind, Execution, CONTAINER_INSPECT_FILE, EVIDENCE_DIR, EXECUTION_FILE,
+};
 use serde_json::Value;
 
 pub(crate) fn check_header(ctx: &Context, checks: &mut Checks) {
@@ -153,6 +158,12 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
         completed,
     );
 
+    checks.record(
+        "execution.lifecycle",
+        "the lifecycle log shows the container stopped (killed first on a deadline) before the export, inspected before removal, then removed with its volume",
+        lifecycle_failures(e, &receipt.cleanup),
+    );
+
     let c = &receipt.cleanup;
     let mut cleanup = Vec::new();
     if !c.container_removed {
@@ -171,9 +182,383 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     );
 }
 
+/// Every way the lifecycle log (`execution.events`) is out of order, incomplete, or at odds
+/// with the rest of the execution record and the cleanup. Empty for a run whose container was
+/// created, started, stopped (exited, or killed after the deadline, a failed wait or Ctrl-C),
+/// exported, inspected and removed with its volume, in that order, then swept.
+pub fn lifecycle_failures(e: &Execution, cleanup: &Cleanup) -> Vec<String> {
+    use EventKind::*;
+    let events = &e.events;
+    if events.is_empty() {
+        return vec![
+            "no lifecycle events are recorded: kill, export, inspection and removal cannot be put in order"
+                .into(),
+        ];
+    }
+    let mut failures = Vec::new();
+    for pair in events.windows(2) {
+        if pair[1].at_ms < pair[0].at_ms {
+            failures.push(format!(
+                "{} at {} ms is recorded after {} at {} ms: the offsets go backwards",
+                pair[1].event, pair[1].at_ms, pair[0].event, pair[0].at_ms
+            ));
+        }
+    }
+    let count = |kind: EventKind| events.iter().filter(|ev| ev.event == kind).count();
+    let first = |kind: EventKind| events.iter().position(|ev| ev.event == kind);
+    let at = |kind: EventKind| events.iter().find(|ev| ev.event == kind).map(|ev| ev.at_ms);
+    for kind in [
+        VolumeCreated,
+        ContainerCreated,
+        Started,
+        Exited,
+        WaitFailed,
+        DeadlinePassed,
+        Interrupted,
+        Killed,
+        EvidenceExported,
+        ContainerInspected,
+        ImageInspected,
+        Kept,
+        Swept,
+    ] {
+        if count(kind) > 1 {
+            failures.push(format!("{kind} is recorded {} times", count(kind)));
+        }
+    }
+    for kind in [
+        VolumeCreated,
+        ContainerCreated,
+        Started,
+        EvidenceExported,
+        ContainerInspected,
+        ContainerRemoved,
+        VolumeRemoved,
+        Swept,
+    ] {
+        if count(kind) == 0 {
+            failures.push(format!("no {kind} is recorded"));
+        }
+    }
+    // `a` must come before `b` whenever both are recorded (absence is reported above).
+    let mut before = |a: EventKind, b: EventKind, why: &str| {
+        if let (Some(i), Some(j)) = (first(a), first(b)) {
+            if i > j {
+                failures.push(format!("{b} is recorded before {a}: {why}"));
+            }
+        }
+    };
+    before(
+        VolumeCreated,
+        ContainerCreated,
+        "the container mounts the volume",
+    );
+    before(ContainerCreated, Started, "only a created container starts");
+    before(
+        ContainerInspected,
+        ContainerRemoved,
+        "the inspection must describe the container that ran",
+    );
+    before(
+        EvidenceExported,
+        ContainerRemoved,
+        "the evidence must come from the container that ran",
+    );
+    if let Some(last) = events.last() {
+        if count(Swept) == 1 && last.event != Swept {
+            failures.push(format!(
+                "{} is recorded after swept: the final sweep must come last",
+                last.event
+            ));
+        }
+    }
+
+    // Stopped before anything was read from it: the export and the inspection follow the first
+    // exited or killed.
+    let stopped = [first(Exited), first(Killed)].into_iter().flatten().min();
+    for read in [EvidenceExported, ContainerInspected] {
+        if let Some(i) = first(read) {
+            match stopped {
+                None => failures.push(format!(
+                    "{read} is recorded but the container is never recorded exited or killed"
+                )),
+                Some(s) if s > i => failures.push(format!(
+                    "{read} is recorded before the container exited or was killed: it was still running"
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+
+    // The deadline: marked timed out exactly when it passed, and then killed FIRST.
+    let deadline_passed = count(DeadlinePassed) > 0;
+    if e.timed_out != deadline_passed {
+        failures.push(if e.timed_out {
+            "the run is marked timed out but no deadline-passed is recorded".to_string()
+        } else {
+            "deadline-passed is recorded but the run is not marked timed out".to_string()
+        });
+    }
+    if deadline_passed {
+        match (
+            first(DeadlinePassed),
+            first(Killed),
+            first(EvidenceExported),
+        ) {
+            (_, None, _) => {
+                failures.push("the deadline passed but killed is not recorded".to_string())
+            }
+            (Some(d), Some(k), export) => {
+                if k < d {
+                    failures.push(
+                        "killed is recorded before deadline-passed, though the deadline is why it was killed"
+                            .to_string(),
+                    );
+                }
+                if export.is_some_and(|x| x < k) {
+                    failures.push(
+                        "evidence-exported is recorded before killed: the evidence was copied while the timed-out container could still run"
+                            .to_string(),
+                    );
+                }
+            }
+            (None, Some(_), _) => {}
+        }
+        if let (Some(start), Some(passed)) = (at(Started), at(DeadlinePassed)) {
+            let deadline_ms = e.deadline_seconds.saturating_mul(1000);
+            if passed.saturating_sub(start) < deadline_ms {
+                failures.push(format!(
+                    "deadline-passed at {passed} ms is only {} ms after started at {start} ms, less than the {} s deadline",
+                    passed.saturating_sub(start),
+                    e.deadline_seconds
+                ));
+            }
+        }
+    }
+
+    // The rest of the record says the same.
+    let killed = count(Killed) > 0;
+    let signalled = e.signal.as_deref() == Some("SIGKILL");
+    if killed != signalled {
+        failures.push(format!(
+            "signal {:?} does not match the log, which {} killed",
+            e.signal,
+            if killed { "records" } else { "does not record" }
+        ));
+    }
+    match e.status.as_str() {
+        "exited" => {
+            if count(Exited) == 0 {
+                failures.push("the status is exited but exited is not recorded".to_string());
+            }
+            for kind in [DeadlinePassed, Interrupted, WaitFailed] {
+                if count(kind) > 0 {
+                    failures.push(format!("the status is exited but {kind} is recorded"));
+                }
+            }
+        }
+        "timed-out" if !deadline_passed => {
+            failures.push("the status is timed-out but deadline-passed is not recorded".to_string())
+        }
+        "interrupted" if count(Interrupted) == 0 => {
+            failures.push("the status is interrupted but interrupted is not recorded".to_string())
+        }
+        _ => {}
+    }
+    if e.status != "interrupted" && count(Interrupted) > 0 {
+        failures.push(format!(
+            "interrupted is recorded but the status is {}",
+            e.status
+        ));
+    }
+    if cleanup.container_removed && count(ContainerRemoved) == 0 {
+        failures.push(
+            "the cleanup says the container was removed, but no container-removed is recorded"
+                .to_string(),
+        );
+    }
+    if cleanup.volume_removed && count(VolumeRemoved) == 0 {
+        failures.push(
+            "the cleanup says the volume was removed, but no volume-removed is recorded"
+                .to_string(),
+        );
+    }
+    if count(Kept) > 0 && (count(ContainerRemoved) > 0 || count(VolumeRemoved) > 0) {
+        failures.push("kept is recorded, yet so is a removal".to_string());
+    }
+    failures
+}
+
 #[cfg(test)]
 mod tests {
     use super::is_rfc3339_utc;
+
+    use super::lifecycle_failures;
+    use crate::receipt::{Cleanup, Durations, EventKind, EventKind::*, Execution, LifecycleEvent};
+
+    fn execution(status: &str, events: &[(EventKind, u64)]) -> Execution {
+        let timed_out = status == "timed-out";
+        let killed = events.iter().any(|(k, _)| *k == Killed);
+        Execution {
+            status: status.into(),
+            exit_code: Some(if killed { 137 } else { 0 }),
+            signal: killed.then(|| "SIGKILL".to_string()),
+            timed_out,
+            oom_killed: false,
+            deadline_seconds: 5,
+            durations: Durations {
+                pack_ms: 0,
+                image_ms: 0,
+                run_ms: 0,
+                export_ms: 0,
+            },
+            events: events
+                .iter()
+                .map(|&(event, at_ms)| LifecycleEvent { event, at_ms })
+                .collect(),
+        }
+    }
+
+    fn removed() -> Cleanup {
+        Cleanup {
+            container_removed: true,
+            volume_removed: true,
+            leftovers: 0,
+        }
+    }
+
+    fn clean() -> Vec<(EventKind, u64)> {
+        vec![
+            (VolumeCreated, 10),
+            (ContainerCreated, 20),
+            (Started, 30),
+            (Exited, 180),
+            (EvidenceExported, 200),
+            (ContainerInspected, 210),
+            (ImageInspected, 211),
+            (ContainerRemoved, 230),
+            (VolumeRemoved, 240),
+            (Swept, 241),
+        ]
+    }
+
+    fn timed_out() -> Vec<(EventKind, u64)> {
+        vec![
+            (VolumeCreated, 10),
+            (ContainerCreated, 20),
+            (Started, 30),
+            (DeadlinePassed, 5_030),
+            (Killed, 5_031),
+            (Exited, 5_040),
+            (EvidenceExported, 5_060),
+            (ContainerInspected, 5_070),
+            (ImageInspected, 5_071),
+            (ContainerRemoved, 5_090),
+            (VolumeRemoved, 5_100),
+            (Swept, 5_101),
+        ]
+    }
+
+    #[test]
+    fn a_clean_exit_and_a_deadline_kill_in_order_pass() {
+        assert_eq!(
+            lifecycle_failures(&execution("exited", &clean()), &removed()),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            lifecycle_failures(&execution("timed-out", &timed_out()), &removed()),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn an_export_before_the_kill_is_refused() {
+        let mut events = timed_out();
+        // Export moved ahead of the kill, offsets kept increasing.
+        events.swap(4, 6);
+        events[4].1 = 5_031;
+        events[6].1 = 5_060;
+        let failures = lifecycle_failures(&execution("timed-out", &events), &removed());
+        assert!(
+            failures
+                .iter()
+                .any(|f| f.starts_with("evidence-exported is recorded before killed")),
+            "{failures:?}"
+        );
+    }
+
+    #[test]
+    fn an_export_while_running_is_refused() {
+        let mut events = clean();
+        events.swap(3, 4);
+        events[3].1 = 180;
+        events[4].1 = 200;
+        let failures = lifecycle_failures(&execution("exited", &events), &removed());
+        assert_eq!(
+            failures,
+            ["evidence-exported is recorded before the container exited or was killed: it was still running"]
+        );
+    }
+
+    #[test]
+    fn an_inspection_after_removal_is_refused() {
+        let mut events = clean();
+        let inspected = events.remove(5);
+        events.insert(7, inspected);
+        for (i, e) in events.iter_mut().enumerate() {
+            e.1 = i as u64 * 10;
+        }
+        let failures = lifecycle_failures(&execution("exited", &events), &removed());
+        assert_eq!(
+            failures,
+            ["container-removed is recorded before container-inspected: the inspection must describe the container that ran"]
+        );
+    }
+
+    #[test]
+    fn missing_removals_offsets_going_back_and_a_log_at_odds_with_the_record_are_refused() {
+        let events: Vec<_> = clean()
+            .into_iter()
+            .filter(|(k, _)| *k != VolumeRemoved)
+            .collect();
+        let failures = lifecycle_failures(&execution("exited", &events), &removed());
+        assert!(failures.contains(&"no volume-removed is recorded".to_string()));
+        assert!(failures
+            .iter()
+            .any(|f| f.starts_with("the cleanup says the volume was removed")));
+
+        let mut events = clean();
+        events[4].1 = 5;
+        let failures = lifecycle_failures(&execution("exited", &events), &removed());
+        assert!(
+            failures[0].contains("the offsets go backwards"),
+            "{failures:?}"
+        );
+
+        // Timed out per the record, but the log shows a clean exit.
+        let failures = lifecycle_failures(&execution("timed-out", &clean()), &removed());
+        assert!(failures
+            .iter()
+            .any(|f| f.contains("marked timed out but no deadline-passed")));
+
+        // A deadline recorded as passing before the deadline.
+        let mut events = timed_out();
+        events[3].1 = 1_000;
+        let failures = lifecycle_failures(&execution("timed-out", &events), &removed());
+        assert!(
+            failures
+                .iter()
+                .any(|f| f.contains("less than the 5 s deadline")),
+            "{failures:?}"
+        );
+
+        // A kill recorded without the signal, and no log at all.
+        let mut e = execution("timed-out", &timed_out());
+        e.signal = None;
+        assert!(lifecycle_failures(&e, &removed())[0].starts_with("signal None"));
+        e.events.clear();
+        assert!(lifecycle_failures(&e, &removed())[0].starts_with("no lifecycle events"));
+    }
 
     #[test]
     fn utc_timestamps_are_recognised() {

@@ -5,8 +5,9 @@
 use super::{Checks, Context};
 use crate::digest::is_sha256_hex;
 use crate::evidence::{
-    BOUNDARY_FILE, CASES_DIR, CONTROLS_FILE, ERROR_FILE, RECORD_FILE, STDERR_FILE, STDOUT_FILE,
-    SUMMARY_FILE,
+    BOUNDARY_FILE, CASES_DIR, CONTROLS_FILE, ERROR_FILE, NEGATIVE_CONTROL_RECORD_FILE,
+    NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE, POSITIVE_CONTROL_RECORD_FILE,
+    RECORD_FILE, STDERR_FILE, STDOUT_FILE, SUMMARY_FILE,
 };
 use crate::receipt::{
     CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR, EXECUTION_FILE, IMAGE_CONFIG_FILE,
@@ -24,6 +25,20 @@ pub(crate) const FIXED_FILES: [&str; 8] = [
     CONTAINER_INSPECT_FILE,
     IMAGE_INSPECT_FILE,
     EXECUTION_FILE,
+];
+
+/// The fixed files the evidence tree may hold besides the cases, relative to `evidence/`. None
+/// is required here: a run that stopped early lacks some, and the families that read them
+/// (boundary, controls, cases, execution) name what is missing.
+pub(crate) const EVIDENCE_FILES: [&str; 8] = [
+    BOUNDARY_FILE,
+    CONTROLS_FILE,
+    POSITIVE_CONTROL_RECORD_FILE,
+    NEGATIVE_CONTROL_RECORD_FILE,
+    NEGATIVE_CONTROL_STDOUT_FILE,
+    NEGATIVE_CONTROL_STDERR_FILE,
+    SUMMARY_FILE,
+    ERROR_FILE,
 ];
 
 pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
@@ -128,7 +143,7 @@ fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
     else {
         return false;
     };
-    if [BOUNDARY_FILE, CONTROLS_FILE, SUMMARY_FILE, ERROR_FILE].contains(&rest) {
+    if EVIDENCE_FILES.contains(&rest) {
         return true;
     }
     let Some(case_part) = rest
@@ -165,6 +180,11 @@ mod tests {
         assert!(!allowed_path("evidence/cases/two/stdout", &ids));
         assert!(!allowed_path("evidence/cases/one/extra", &ids));
         assert!(allowed_path("evidence/error.json", &ids));
+        assert!(allowed_path("evidence/controls/negative/record.json", &ids));
+        assert!(allowed_path("evidence/controls/negative/stdout", &ids));
+        assert!(allowed_path("evidence/controls/positive/record.json", &ids));
+        assert!(!allowed_path("evidence/controls/positive/stdout", &ids));
+        assert!(!allowed_path("evidence/controls/other/record.json", &ids));
         assert!(!allowed_path("evidence/other.json", &ids));
         assert!(!allowed_path("notes.txt", &ids));
     }

@@ -21,6 +21,7 @@ pub mod report;
 mod signature;
 
 pub use bundle::{Bundle, BundleError, BundleErrorKind};
+pub use execution::lifecycle_failures;
 
 use crate::digest::sha256_hex;
 use crate::policy::BoundaryPolicy;
