@@ -1,9 +1,10 @@
 //! Writing the receipt bundle (`contracts/receipt-v1.md`): `inputs/` (pack manifest, the matrix
 //! and policy as run, the image config's exact bytes, the layer manifest), `outer/` (the
 //! engine's container and image inspections as received, the execution status), `evidence/`
-//! (extracted by `evidence`), and `receipt.json` binding every other file by sha256. Verdicts
-//! and both controls are re-derived with the shared rules (`scopebox_receipts::judge`,
-//! `::policy`) and must agree with the runner's. It never talks to the engine and never
+//! (extracted by `evidence`), and `receipt.json` binding every other file by sha256. Verdicts,
+//! both controls, the boundary, the execution status and the cleanup are judged with the rules
+//! the verifier uses (`scopebox_receipts::judge`, `::policy`, `::verify`), never with a copy of
+//! them, and the verdicts must agree with the runner's. It never talks to the engine and never
 //! overwrites a non-empty directory.
 
 use crate::image::Image;
@@ -25,6 +26,7 @@ use scopebox_receipts::receipt::{
     IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE, POLICY_FILE,
     RECEIPT_FILE,
 };
+use scopebox_receipts::verify::{cleanup_failures, completion_failures};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -210,23 +212,7 @@ pub fn finish(
 ) -> Result<(Receipt, Conclusion), ReceiptError> {
     let evidence = dir.join(EVIDENCE_DIR);
     let mut problems: Vec<String> = rec.errors.clone();
-    if rec.timed_out {
-        problems.push(format!(
-            "the deadline of {} s passed; the container was killed",
-            execution.deadline_seconds
-        ));
-    }
-    if rec.interrupted {
-        problems.push("interrupted (Ctrl-C)".to_string());
-    }
-    match rec.exit_code {
-        Some(0) => {}
-        Some(code) => problems.push(format!("the runner exited with {code}")),
-        None => {}
-    }
-    if execution.oom_killed {
-        problems.push("the container was killed for running out of memory".into());
-    }
+    problems.extend(completion_failures(&execution));
 
     // Boundary: applied (inspection) and observed (inside), judged by the shared rules.
     let observed: Option<InnerBoundary> = read_json(&evidence.join(BOUNDARY_FILE));
@@ -264,7 +250,7 @@ pub fn finish(
             failed_controls()
         }
     };
-    problems.extend(control_failures(&controls));
+    problems.extend(judge::control_failures(&controls));
 
     // Cases: the runner's verdict, re-derived from the raw captures; both must pass and agree.
     let mut cases = Vec::with_capacity(inputs.matrix.cases.len());
@@ -317,14 +303,10 @@ pub fn finish(
     }
     let total = inputs.matrix.cases.len();
 
-    if !rec.kept && (!rec.cleanup.container_removed || !rec.cleanup.volume_removed) {
-        problems.push(format!(
-            "cleanup incomplete: {} object(s) labelled with this run remain",
-            rec.cleanup.leftovers
-        ));
-    }
     if rec.kept {
         problems.push("container and volume kept for inspection (--keep-on-failure)".into());
+    } else {
+        problems.extend(cleanup_failures(&rec.cleanup));
     }
 
     write_file(dir, EXECUTION_FILE, &pretty(&execution))?;
@@ -443,39 +425,6 @@ fn control_record_problems(evidence: &Path, matrix: &Matrix, stated: &Controls) 
     problems
 }
 
-/// Whether both controls behaved: the sentinel fired and was detected, and the executing
-/// reference host was caught by the same check.
-pub fn control_failures(c: &Controls) -> Vec<String> {
-    let mut f = Vec::new();
-    let p = &c.positive;
-    if p.marker_present_before {
-        f.push("positive control: the marker existed before the sentinel ran".into());
-    }
-    if p.sentinel_exit_code != Some(0) {
-        f.push(format!(
-            "positive control: the sentinel exited with {:?}",
-            p.sentinel_exit_code
-        ));
-    }
-    if !p.marker_appeared {
-        f.push("positive control: the marker did not appear".into());
-    }
-    if !p.marker_removed {
-        f.push("positive control: the marker was not removed".into());
-    }
-    let n = &c.negative;
-    if n.commands_executed == 0 || !n.marker_appeared {
-        f.push("negative control: the reference host executed nothing".into());
-    }
-    if !n.caught {
-        f.push("negative control: the check did not catch the executing host".into());
-    }
-    if !n.marker_removed {
-        f.push("negative control: the marker was not removed".into());
-    }
-    f
-}
-
 /// Every file in the bundle except `receipt.json` and the envelope: relative path → sha256.
 pub fn list_files(dir: &Path) -> Result<BTreeMap<String, String>, ReceiptError> {
     let mut files = BTreeMap::new();
@@ -589,7 +538,7 @@ mod tests {
 
     #[test]
     fn controls_that_did_not_run_fail() {
-        let f = control_failures(&failed_controls());
+        let f = judge::control_failures(&failed_controls());
         assert!(f.iter().any(|m| m.starts_with("positive control")));
         assert!(f.iter().any(|m| m.starts_with("negative control")));
         let good = Controls {
@@ -606,6 +555,6 @@ mod tests {
                 marker_removed: true,
             },
         };
-        assert!(control_failures(&good).is_empty());
+        assert!(judge::control_failures(&good).is_empty());
     }
 }

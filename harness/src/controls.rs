@@ -15,8 +15,8 @@ use crate::case::{marker_present, remove_marker, run_captured};
 use crate::{fixture, HarnessError, IoContext, Layout};
 use scopebox_receipts::digest::sha256_hex;
 use scopebox_receipts::evidence::{
-    CaseRecord, ExecutedCommand, NegativeControl, NegativeControlRecord, PositiveControl,
-    PositiveControlRecord, Verdict, MARKER_TEXT_LIMIT,
+    CaseRecord, ExecutedCommand, NegativeControl, NegativeControlRecord, PositiveControlRecord,
+    Verdict, MARKER_TEXT_LIMIT,
 };
 use scopebox_receipts::judge;
 use scopebox_receipts::matrix::{FixtureEntry, Matrix};
@@ -52,19 +52,6 @@ pub fn positive(layout: &Layout) -> PositiveControlRecord {
         marker_text,
         marker_present_after_removal: !removed,
     }
-}
-
-/// True when the positive control proves detection works.
-pub fn positive_behaved(p: &PositiveControl) -> bool {
-    !p.marker_present_before
-        && p.sentinel_exit_code == Some(0)
-        && p.marker_appeared
-        && p.marker_removed
-}
-
-/// True when the negative control was caught by the case invariants and cleaned up.
-pub fn negative_behaved(n: &NegativeControl) -> bool {
-    n.commands_executed > 0 && n.marker_appeared && n.caught && n.marker_removed
 }
 
 /// The control fixture: one project `.mcp.json` whose only server's command is the sentinel
@@ -211,6 +198,7 @@ pub fn reference_host(layout: &Layout, root: &Path) -> Result<ReferenceRun, Harn
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scopebox_receipts::evidence::PositiveControl;
 
     fn matrix() -> Matrix {
         Matrix {
@@ -254,7 +242,7 @@ mod tests {
                 marker_removed: true,
             }
         );
-        assert!(positive_behaved(&p));
+        assert!(judge::positive_control_failures(&p).is_empty());
         assert!(!marker_present(&l));
     }
 
@@ -264,14 +252,14 @@ mod tests {
         let r = positive(&l);
         assert!(!r.marker_present_after);
         assert_eq!(r.marker_text, None);
-        assert!(!positive_behaved(&judge::positive_control(&r)));
+        assert!(!judge::positive_control_failures(&judge::positive_control(&r)).is_empty());
 
         let (_d, l) = layout_with_fake_sentinel(FIRING);
         std::fs::create_dir_all(l.sentinel_marker.parent().unwrap()).unwrap();
         std::fs::write(&l.sentinel_marker, "stale").unwrap();
         let r = positive(&l);
         assert!(r.marker_present_before);
-        assert!(!positive_behaved(&judge::positive_control(&r)));
+        assert!(!judge::positive_control_failures(&judge::positive_control(&r)).is_empty());
     }
 
     #[test]
@@ -287,7 +275,7 @@ mod tests {
                 marker_removed: true,
             }
         );
-        assert!(negative_behaved(&n.control));
+        assert!(judge::negative_control_failures(&n.control).is_empty());
         assert_eq!(fixture::walk(&l).unwrap(), vec![], "fixture roots cleared");
         assert!(!marker_present(&l));
 
@@ -329,7 +317,7 @@ mod tests {
         assert_eq!(n.control.commands_executed, 1);
         assert!(!n.control.marker_appeared);
         assert!(!n.control.caught);
-        assert!(!negative_behaved(&n.control));
+        assert!(!judge::negative_control_failures(&n.control).is_empty());
         assert!(n.record.run.verdict.pass, "{:?}", n.record.run.verdict);
     }
 

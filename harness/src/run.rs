@@ -156,21 +156,14 @@ fn run_matrix(
     )?;
     let positive = judge::positive_control(&positive_record);
     let negative = negative_outcome.control;
-    let controls_ok =
-        controls::positive_behaved(&positive) && controls::negative_behaved(&negative);
+    let positive_ok = judge::positive_control_failures(&positive).is_empty();
+    let negative_ok = judge::negative_control_failures(&negative).is_empty();
+    let controls_ok = positive_ok && negative_ok;
     let _ = writeln!(
         progress,
         "controls positive {} negative {}",
-        if controls::positive_behaved(&positive) {
-            "ok"
-        } else {
-            "FAILED"
-        },
-        if controls::negative_behaved(&negative) {
-            "caught"
-        } else {
-            "FAILED"
-        },
+        if positive_ok { "ok" } else { "FAILED" },
+        if negative_ok { "caught" } else { "FAILED" },
     );
     write_json(
         &layout.evidence_dir.join(CONTROLS_FILE),

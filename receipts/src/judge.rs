@@ -1,7 +1,8 @@
 //! The one set of rules that decides whether a case passed, what the two controls showed, and
 //! whether a matrix may be run at all. The runner calls `judge` inside the container right
-//! after a case (and `positive_control`/`negative_control` on the controls' raw records); the
-//! verifier calls them again on the raw captures copied out, and the two results must agree. Everything here is a
+//! after a case (and `positive_control`/`negative_control` on the controls' raw records, then
+//! `control_failures` on what they derive); the orchestrator and the verifier call them again
+//! on the raw captures copied out, and the results must agree. Everything here is a
 //! pure function of its arguments: it must never touch the filesystem, the clock, the
 //! environment or a process, or the verifier could not replay it.
 //!
@@ -10,8 +11,8 @@
 
 use crate::digest::sha256_hex;
 use crate::evidence::{
-    CaseRecord, FixtureObservation, NegativeControl, NegativeControlRecord, PositiveControl,
-    PositiveControlRecord, Verdict,
+    CaseRecord, Controls, FixtureObservation, NegativeControl, NegativeControlRecord,
+    PositiveControl, PositiveControlRecord, Verdict,
 };
 use crate::layout;
 use crate::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
@@ -189,6 +190,61 @@ pub fn negative_control(
         failures,
     };
     (control, verdict)
+}
+
+/// Every way the positive control did not prove detection, from its flags: the marker was
+/// absent before, the sentinel exited 0, the marker appeared, and it was removed. Empty when it
+/// behaved. The runner, the orchestrator and the verifier all judge the flags with this.
+pub fn positive_control_failures(p: &PositiveControl) -> Vec<String> {
+    let mut failures = Vec::new();
+    if p.marker_present_before {
+        failures.push("the marker was present before the sentinel ran".into());
+    }
+    if p.sentinel_exit_code != Some(0) {
+        failures.push(format!(
+            "the sentinel exited {:?}, expected Some(0)",
+            p.sentinel_exit_code
+        ));
+    }
+    if !p.marker_appeared {
+        failures.push("the marker did not appear when the sentinel ran".into());
+    }
+    if !p.marker_removed {
+        failures.push("the marker was not removed after the control".into());
+    }
+    failures
+}
+
+/// Every way the negative control did not prove the check can fail, from its flags: the
+/// reference host executed a configured command, the marker appeared, the case invariants
+/// caught it, and the marker was removed. Empty when it behaved.
+pub fn negative_control_failures(n: &NegativeControl) -> Vec<String> {
+    let mut failures = Vec::new();
+    if n.commands_executed == 0 {
+        failures.push("the reference host executed no configured command".into());
+    }
+    if !n.marker_appeared {
+        failures.push("the marker did not appear under the reference host".into());
+    }
+    if !n.caught {
+        failures.push("the invariant check did not catch the reference host".into());
+    }
+    if !n.marker_removed {
+        failures.push("the marker was not removed after the negative control".into());
+    }
+    failures
+}
+
+/// Both controls' failures, each prefixed with the control it belongs to (`positive control:
+/// …`, `negative control: …`); empty when both behaved.
+pub fn control_failures(c: &Controls) -> Vec<String> {
+    let positive = positive_control_failures(&c.positive)
+        .into_iter()
+        .map(|f| format!("positive control: {f}"));
+    let negative = negative_control_failures(&c.negative)
+        .into_iter()
+        .map(|f| format!("negative control: {f}"));
+    positive.chain(negative).collect()
 }
 
 /// Every path added, removed or changed between two walks of the fixture roots.
@@ -921,6 +977,66 @@ mod tests {
                 "fixture /home/node/.claude.json present but not declared",
             ]
         );
+    }
+
+    fn behaved() -> Controls {
+        Controls {
+            positive: PositiveControl {
+                marker_present_before: false,
+                sentinel_exit_code: Some(0),
+                marker_appeared: true,
+                marker_removed: true,
+            },
+            negative: NegativeControl {
+                commands_executed: 1,
+                marker_appeared: true,
+                caught: true,
+                marker_removed: true,
+            },
+        }
+    }
+
+    #[test]
+    fn controls_that_behaved_have_no_failures() {
+        assert_eq!(control_failures(&behaved()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn each_misbehaving_control_flag_is_named_under_its_control() {
+        let mut c = behaved();
+        c.positive = PositiveControl {
+            marker_present_before: true,
+            sentinel_exit_code: Some(1),
+            marker_appeared: false,
+            marker_removed: false,
+        };
+        c.negative = NegativeControl {
+            commands_executed: 0,
+            marker_appeared: false,
+            caught: false,
+            marker_removed: false,
+        };
+        assert_eq!(
+            control_failures(&c),
+            [
+                "positive control: the marker was present before the sentinel ran",
+                "positive control: the sentinel exited Some(1), expected Some(0)",
+                "positive control: the marker did not appear when the sentinel ran",
+                "positive control: the marker was not removed after the control",
+                "negative control: the reference host executed no configured command",
+                "negative control: the marker did not appear under the reference host",
+                "negative control: the invariant check did not catch the reference host",
+                "negative control: the marker was not removed after the negative control",
+            ]
+        );
+        // A sentinel that could not be started has no exit code: that fails too.
+        let mut c = behaved();
+        c.positive.sentinel_exit_code = None;
+        assert_eq!(
+            positive_control_failures(&c.positive),
+            ["the sentinel exited None, expected Some(0)"]
+        );
+        assert!(negative_control_failures(&c.negative).is_empty());
     }
 
     #[test]

@@ -297,7 +297,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         } else {
             "NOT met"
         },
-        if receipt::control_failures(&receipt.controls).is_empty() {
+        if scopebox_receipts::judge::control_failures(&receipt.controls).is_empty() {
             "ok"
         } else {
             "FAILED"

@@ -3,7 +3,9 @@
 //! naming the control, the marker was removed), and the executing negative control — the
 //! reference host run over the control fixture whose command is the sentinel — was caught by
 //! replaying the very invariant check every case passes (`judge::invariants`, caught exactly
-//! when `judge::marker_failure` fires). The raw records under `evidence/controls/` are the
+//! when `judge::marker_failure` fires). The flags are judged by the rules the runner and the
+//! orchestrator use (`judge::positive_control_failures`, `judge::negative_control_failures`);
+//! what only the records show (the argv, the fixture, what the marker names) is checked here. The raw records under `evidence/controls/` are the
 //! source; the runner's `controls.json` must equal what they derive, and the receipt's copy must
 //! equal `controls.json`. It never accepts a control flag it did not re-derive.
 
@@ -84,25 +86,12 @@ fn positive_failures(ctx: &Context, stated: Option<&Controls>) -> Vec<String> {
             ));
         }
     }
-    if p.marker_present_before {
-        failures.push("the marker was present before the sentinel ran".into());
-    }
-    if p.sentinel_exit_code != Some(0) {
-        failures.push(format!(
-            "the sentinel exited {:?}, expected Some(0)",
-            p.sentinel_exit_code
-        ));
-    }
-    if !p.marker_appeared {
-        failures.push("the marker did not appear when the sentinel ran".into());
-    } else if !names(&record.marker_text, judge::POSITIVE_CONTROL_ARG) {
+    failures.extend(judge::positive_control_failures(&p));
+    if p.marker_appeared && !names(&record.marker_text, judge::POSITIVE_CONTROL_ARG) {
         failures.push(format!(
             "the marker does not name {}: this sentinel run did not write it",
             judge::POSITIVE_CONTROL_ARG
         ));
-    }
-    if !p.marker_removed {
-        failures.push("the marker was not removed after the control".into());
     }
     failures
 }
@@ -166,22 +155,12 @@ fn negative_failures(ctx: &Context, stated: Option<&Controls>) -> Vec<String> {
             ));
         }
     }
-    if n.commands_executed == 0 {
-        failures.push("the reference host executed no configured command".into());
-    }
-    if !n.marker_appeared {
-        failures.push("the marker did not appear under the reference host".into());
-    } else if !names(&record.marker_text, judge::NEGATIVE_CONTROL_ARG) {
+    failures.extend(judge::negative_control_failures(&n));
+    if n.marker_appeared && !names(&record.marker_text, judge::NEGATIVE_CONTROL_ARG) {
         failures.push(format!(
             "the marker does not name {}: the reference host's command did not write it",
             judge::NEGATIVE_CONTROL_ARG
         ));
-    }
-    if !n.caught {
-        failures.push("the invariant check did not catch the reference host".into());
-    }
-    if !n.marker_removed {
-        failures.push("the marker was not removed after the negative control".into());
     }
     failures
 }

@@ -82,37 +82,8 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
         recorded,
     );
 
-    let mut completed = Vec::new();
     let e = execution.as_ref().unwrap_or(&receipt.execution);
-    if e.status != "exited" {
-        completed.push(format!("status {}, expected exited", e.status));
-    }
-    if e.timed_out {
-        completed.push(format!(
-            "the run timed out (deadline {} s)",
-            e.deadline_seconds
-        ));
-    }
-    if e.oom_killed {
-        completed.push("the container was OOM-killed".into());
-    }
-    if let Some(signal) = &e.signal {
-        completed.push(format!("the container was killed by {signal}"));
-    }
-    if e.exit_code != Some(0) {
-        completed.push(format!(
-            "the runner exited {:?}, expected Some(0)",
-            e.exit_code
-        ));
-    }
-    if e.deadline_seconds == 0 {
-        completed.push("no deadline was set".into());
-    } else if !e.timed_out && e.durations.run_ms > e.deadline_seconds.saturating_mul(1000) {
-        completed.push(format!(
-            "the run took {} ms, past its {} s deadline, yet is not marked timed out",
-            e.durations.run_ms, e.deadline_seconds
-        ));
-    }
+    let mut completed = completion_failures(e);
     let summary = super::cases::summary_path();
     if !ctx.bundle.files.contains_key(&summary) {
         completed.push(format!("{summary} is missing: the runner did not finish"));
@@ -164,22 +135,64 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
         lifecycle_failures(e, &receipt.cleanup),
     );
 
-    let c = &receipt.cleanup;
-    let mut cleanup = Vec::new();
-    if !c.container_removed {
-        cleanup.push("the container was not removed".into());
-    }
-    if !c.volume_removed {
-        cleanup.push("the evidence volume was not removed".into());
-    }
-    if c.leftovers != 0 {
-        cleanup.push(format!("{} labelled objects were left behind", c.leftovers));
-    }
     checks.record(
         "execution.cleanup",
         "the container and the volume were removed",
-        cleanup,
+        cleanup_failures(&receipt.cleanup),
     );
+}
+
+/// Every way the execution record says the container did not exit 0 on its own within a set
+/// deadline: another status, a timeout, an OOM kill, a signal, another exit code, no deadline,
+/// or a run longer than its deadline not marked timed out. The orchestrator judges the run it
+/// just recorded with this before the verifier judges the bundle.
+pub fn completion_failures(e: &Execution) -> Vec<String> {
+    let mut failures = Vec::new();
+    if e.status != "exited" {
+        failures.push(format!("status {}, expected exited", e.status));
+    }
+    if e.timed_out {
+        failures.push(format!(
+            "the run timed out (deadline {} s)",
+            e.deadline_seconds
+        ));
+    }
+    if e.oom_killed {
+        failures.push("the container was OOM-killed".into());
+    }
+    if let Some(signal) = &e.signal {
+        failures.push(format!("the container was killed by {signal}"));
+    }
+    if e.exit_code != Some(0) {
+        failures.push(format!(
+            "the runner exited {:?}, expected Some(0)",
+            e.exit_code
+        ));
+    }
+    if e.deadline_seconds == 0 {
+        failures.push("no deadline was set".into());
+    } else if !e.timed_out && e.durations.run_ms > e.deadline_seconds.saturating_mul(1000) {
+        failures.push(format!(
+            "the run took {} ms, past its {} s deadline, yet is not marked timed out",
+            e.durations.run_ms, e.deadline_seconds
+        ));
+    }
+    failures
+}
+
+/// Every object of the run the cleanup record says is still there.
+pub fn cleanup_failures(c: &Cleanup) -> Vec<String> {
+    let mut failures = Vec::new();
+    if !c.container_removed {
+        failures.push("the container was not removed".into());
+    }
+    if !c.volume_removed {
+        failures.push("the evidence volume was not removed".into());
+    }
+    if c.leftovers != 0 {
+        failures.push(format!("{} labelled objects were left behind", c.leftovers));
+    }
+    failures
 }
 
 /// Every way the lifecycle log (`execution.events`) is out of order, incomplete, or at odds

@@ -21,7 +21,7 @@ pub mod report;
 mod signature;
 
 pub use bundle::{Bundle, BundleError, BundleErrorKind};
-pub use execution::lifecycle_failures;
+pub use execution::{cleanup_failures, completion_failures, lifecycle_failures};
 
 use crate::digest::sha256_hex;
 use crate::policy::BoundaryPolicy;
