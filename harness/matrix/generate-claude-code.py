@@ -5,6 +5,8 @@ The JSON file is the artifact the runner executes and the receipt binds; this sc
 saves writing ~50 canary-laden fixtures by hand. Edit here, run
 `python3 harness/matrix/generate-claude-code.py > harness/matrix/claude-code.json`, commit both.
 Output is deterministic (no clocks, no randomness), so a diff shows exactly what changed.
+The helpers all three generators share (entries, canaries, facts, cases, output) are in
+matrixlib.py.
 
 Conventions (see README.md): project root /work/proj, HOME /home/node, ~/.claude.json holds
 local + user servers, <root>/.mcp.json the project servers, /etc/claude-code/managed-mcp.json
@@ -13,32 +15,19 @@ canary-named symlink to it); every sensitive field carries a registered canary.
 Source order in the claude-code profile: local, project, user, managed.
 """
 
-import base64
-import json
-import sys
+import matrixlib
+from matrixlib import (HOME, MIB, ROOT, SENTINEL, canary, d, eq, fill, fifo, js, length, raw, sentinel_link,
+                       sentinel_links, symlink, text)
 
-SENTINEL = "/scopebox/bin/scopebox-sentinel"
-ROOT = "/work/proj"
-HOME = "/home/node"
 CLAUDE_JSON = HOME + "/.claude.json"
 PROJECT_JSON = ROOT + "/.mcp.json"
 MANAGED_JSON = "/etc/claude-code/managed-mcp.json"
-MIB = 1024 * 1024
 SCOPE_INDEX = {"local": 0, "project": 1, "user": 2, "managed": 3}
-
-CANARIES = []
-
-
-def canary(text):
-    if text not in CANARIES:
-        CANARIES.append(text)
-    return text
 
 
 def cmd_link(tag):
-    """A canary-named symlink to the sentinel: the command string carries the canary and
-    still executes the sentinel if anything runs it."""
-    return "%s/bin/%s" % (HOME, canary("CANARY-CMD-%s-7f3a" % tag.upper()))
+    """A canary-named symlink to the sentinel (`matrixlib.sentinel_link`)."""
+    return sentinel_link("CANARY-CMD-%s-7f3a" % tag.upper())
 
 
 def servers(tag, prefix=None):
@@ -72,36 +61,7 @@ def server_names(tag, prefix=None):
 
 
 def links(*tags):
-    return [{"kind": "symlink", "path": cmd_link(t), "target": SENTINEL} for t in tags]
-
-
-def text(path, value, mode=None):
-    e = {"kind": "file", "path": path, "text": value}
-    if mode:
-        e["mode"] = mode
-    return e
-
-
-def raw(path, data, mode=None):
-    e = {"kind": "file", "path": path, "base64": base64.b64encode(data).decode()}
-    if mode:
-        e["mode"] = mode
-    return e
-
-
-def fill(path, prefix, size):
-    return {"kind": "file", "path": path, "fill": {"prefix": prefix, "byte": 32, "size": size}}
-
-
-def d(path, mode=None):
-    e = {"kind": "dir", "path": path}
-    if mode:
-        e["mode"] = mode
-    return e
-
-
-def js(v):
-    return json.dumps(v, separators=(",", ":"))
+    return sentinel_links(cmd_link(t) for t in tags)
 
 
 def claude_json(local=True, user=True, root_key=ROOT, extra=None):
@@ -128,20 +88,8 @@ def managed_json():
 # ---- facts ----
 
 
-def eq(pointer, value):
-    return {"pointer": pointer, "equals": value}
-
-
-def length(pointer, n):
-    return {"pointer": pointer, "length": n}
-
-
-def absent(pointer):
-    return {"pointer": pointer, "absent": True}
-
-
 def head(complete):
-    return [eq("/schemaVersion", 1), eq("/client", "claude-code"), eq("/tool/name", "mcpscope"), eq("/inventoryComplete", complete)]
+    return matrixlib.head("claude-code", complete)
 
 
 def src(scope, state, reason=None, count=0):
@@ -178,25 +126,9 @@ def rows(scope_tags, excluded=()):
 # Human output must never show these, whatever the case (beyond the canaries).
 HUMAN_NEVER = [SENTINEL, "https://", "--token=", "Bearer"]
 
-CASES = []
 
-
-def case(id, description, args, fixture, exit_code, json_facts=None, cwd=None, env=None, **text):
-    c = {"id": id, "client": "claude-code", "description": description, "args": args}
-    if cwd:
-        c["cwd"] = cwd
-    if env:
-        c["env"] = env
-    c["fixture"] = fixture
-    expect = {"exitCode": exit_code}
-    if json_facts:
-        expect["json"] = json_facts
-    names = {"stdout_contains": "stdoutContains", "stdout_not_contains": "stdoutNotContains",
-             "stderr_contains": "stderrContains", "stdout_empty": "stdoutEmpty", "stderr_empty": "stderrEmpty"}
-    for k, v in text.items():
-        expect[names[k]] = v
-    c["expect"] = expect
-    CASES.append(c)
+def case(id, description, args, fixture, exit_code, json_facts=None, cwd=None, env=None, **text_facts):
+    matrixlib.case(id, "claude-code", description, args, fixture, exit_code, json_facts, cwd, env, **text_facts)
 
 
 def full_fixture():
@@ -317,7 +249,7 @@ case("shadowing-human", "human output names the shadowing scopes",
 ALIAS = "/work/alias"
 case("local-key-explicit-spelling", "root given through a symlinked spelling; projects has only that spelling",
      [ALIAS, "--json"],
-     [d(ROOT), {"kind": "symlink", "path": ALIAS, "target": ROOT},
+     [d(ROOT), symlink(ALIAS, ROOT),
       text(CLAUDE_JSON, js(claude_json(user=False, root_key=ALIAS))), *links("local")],
      0,
      head(True) + src("local", "present", count=3) + src("user", "present", count=0)
@@ -326,7 +258,7 @@ case("local-key-explicit-spelling", "root given through a symlinked spelling; pr
      + rows([("local", "local")]))
 case("local-key-ambiguous", "entries under both the canonical root and the explicit spelling: local is malformed, user still read",
      [ALIAS, "--json"],
-     [d(ROOT), {"kind": "symlink", "path": ALIAS, "target": ROOT},
+     [d(ROOT), symlink(ALIAS, ROOT),
       text(CLAUDE_JSON, js(claude_json(extra={"projects": {ROOT: {"mcpServers": servers("local")}, ALIAS: {"mcpServers": servers("other")}}}))),
       *links("local", "other", "user")],
      1,
@@ -372,12 +304,8 @@ def state_case(file_id, state_id, description, entries, state, reason, exit_code
         facts += src(s, state, reason, count=3 if state == "present" else 0)
     if state != "present":
         facts.append(length("/servers", 0))
-    kwargs = {}
-    if exit_code == 1:
-        kwargs["stderr_contains"] = ["inventory incomplete"]
-    else:
-        kwargs["stderr_empty"] = True
-    case("%s-%s" % (file_id, state_id), description, [ROOT, "--json"], fixture, exit_code, facts, **kwargs)
+    case("%s-%s" % (file_id, state_id), description, [ROOT, "--json"], fixture, exit_code, facts,
+         **matrixlib.incomplete_kwargs(exit_code))
 
 
 for fid, (path, doc, scopes, tags) in FILES.items():
@@ -395,9 +323,9 @@ for fid, (path, doc, scopes, tags) in FILES.items():
     state_case(fid, "malformed-trailing-comma", "a trailing comma", [text(path, body[:-1] + ",}")], "malformed", "trailing-comma", 1)
     state_case(fid, "malformed-wrong-container", "the top level is an array", [text(path, "[" + body + "]")], "malformed", "wrong-container-type", 1)
     state_case(fid, "symlink-final", "the file is a symlink to a valid file: skipped, never followed",
-               [text(real, body), {"kind": "symlink", "path": path, "target": real}], "symlink-skipped", "symlink", 1)
-    state_case(fid, "symlink-dangling", "the file is a dangling symlink", [{"kind": "symlink", "path": path, "target": parent + "/nowhere.json"}], "symlink-skipped", "symlink", 1)
-    state_case(fid, "not-file-fifo", "the file is a FIFO: classified without being opened", [{"kind": "fifo", "path": path}], "not-file", "fifo", 1)
+               [text(real, body), symlink(path, real)], "symlink-skipped", "symlink", 1)
+    state_case(fid, "symlink-dangling", "the file is a dangling symlink", [symlink(path, parent + "/nowhere.json")], "symlink-skipped", "symlink", 1)
+    state_case(fid, "not-file-fifo", "the file is a FIFO: classified without being opened", [fifo(path)], "not-file", "fifo", 1)
     state_case(fid, "not-file-directory", "the file is a directory", [d(path)], "not-file", "directory", 1)
     state_case(fid, "too-large", "1 MiB + 1 byte (valid JSON padded with spaces)", [fill(path, body, MIB + 1)], "too-large", "exceeds-read-limit", 1)
     state_case(fid, "exactly-1mib", "exactly 1 MiB of valid JSON is read", [fill(path, body, MIB)], "present", None, 0)
@@ -406,7 +334,7 @@ for fid, (path, doc, scopes, tags) in FILES.items():
 
 case("home-through-symlink", "HOME itself may resolve through a symlink (the base is trusted)",
      [ROOT, "--json"],
-     [d(ROOT), d(HOME + "/real"), {"kind": "symlink", "path": HOME + "/alias", "target": HOME + "/real"},
+     [d(ROOT), d(HOME + "/real"), symlink(HOME + "/alias", HOME + "/real"),
       text(HOME + "/real/.claude.json", js(claude_json())), *links("local", "user")],
      0, head(True) + src("local", "present", count=3) + src("user", "present", count=3)
      + [eq("/sources/0/path", HOME + "/alias/.claude.json")] + rows([("local", "local"), ("user", "user")]),
@@ -456,8 +384,8 @@ case("instructions-ancestors-human", "human output counts instruction candidates
 case("instructions-unreadable-and-symlinked", "an unreadable CLAUDE.md, a symlinked AGENTS.md and a symlinked .claude dir",
      [ROOT, "--json"],
      [d(ROOT), text(ROOT + "/CLAUDE.md", body("DENIED"), "0000"),
-      text("/work/elsewhere/AGENTS.md", body("LINKED")), {"kind": "symlink", "path": ROOT + "/AGENTS.md", "target": "/work/elsewhere/AGENTS.md"},
-      text("/work/elsewhere/.claude/CLAUDE.md", body("LINKED-DIR")), {"kind": "symlink", "path": ROOT + "/.claude", "target": "/work/elsewhere/.claude"}],
+      text("/work/elsewhere/AGENTS.md", body("LINKED")), symlink(ROOT + "/AGENTS.md", "/work/elsewhere/AGENTS.md"),
+      text("/work/elsewhere/.claude/CLAUDE.md", body("LINKED-DIR")), symlink(ROOT + "/.claude", "/work/elsewhere/.claude")],
      0,
      head(True) + instr(0, "project", "CLAUDE.md", "unreadable") + instr(1, "project", ".claude/CLAUDE.md", "symlink-skipped")
      + instr(3, "project", "AGENTS.md", "symlink-skipped"))
@@ -486,6 +414,4 @@ case("flag-unknown", "an unknown flag is a usage error (exit 2)",
 case("root-argument-missing", "no root argument is a usage error (exit 2)",
      ["--json"], full_fixture(), 2, stdout_empty=True)
 
-matrix = {"schemaVersion": 1, "name": "claude-code", "canaries": CANARIES, "cases": CASES}
-json.dump(matrix, sys.stdout, indent=1, ensure_ascii=False)
-sys.stdout.write("\n")
+matrixlib.write("claude-code")

@@ -5,6 +5,8 @@ The JSON file is the artifact the runner executes and the receipt binds; this sc
 saves writing the canary-laden fixtures by hand. Edit here, run
 `python3 harness/matrix/generate-dsh.py > harness/matrix/dsh.json`, commit both.
 Output is deterministic (no clocks, no randomness), so a diff shows exactly what changed.
+The helpers all three generators share (entries, canaries, facts, cases, output) are in
+matrixlib.py.
 
 Conventions (see README.md): project root /work/proj, HOME /home/node. The six DSH layers:
   dsh-project       /work/proj/.dsh/mcp.yml          (YAML managed block, insert[].config)
@@ -20,14 +22,12 @@ to it); every sensitive field (command, args, env name and value, cwd, url, head
 value, ${VAR} names, YAML outside the block) carries a registered canary.
 """
 
-import base64
 import json
-import sys
 
-SENTINEL = "/scopebox/bin/scopebox-sentinel"
-ROOT = "/work/proj"
-HOME = "/home/node"
-MIB = 1024 * 1024
+import matrixlib
+from matrixlib import (HOME, MIB, ROOT, SENTINEL, canary, d, eq, fill, fifo, incomplete_kwargs, js, length, raw,
+                       sentinel_link, sentinel_links, symlink, text)
+
 BEGIN = "# >>> dsh-project-mcp-manager:mcp:begin"
 END = "# <<< dsh-project-mcp-manager:mcp:end"
 
@@ -46,23 +46,14 @@ PREFIX = {"dsh-project": "dp", "dsh-project-json": "dpj", "cc-project": "cc",
 LAYERS = list(PATHS)
 NO_PROFILE = [l for l in LAYERS if l != "dsh-profile-user"]
 
-CANARIES = []
-
-
-def canary(text):
-    if text not in CANARIES:
-        CANARIES.append(text)
-    return text
-
 
 def tag(layer):
     return PREFIX[layer].upper()
 
 
 def cmd_link(layer):
-    """A canary-named symlink to the sentinel: the command string carries the canary and
-    still executes the sentinel if anything runs it."""
-    return "%s/bin/%s" % (HOME, canary("CANARY-CMD-%s-d5h1" % tag(layer)))
+    """A canary-named symlink to the sentinel (`matrixlib.sentinel_link`)."""
+    return sentinel_link("CANARY-CMD-%s-d5h1" % tag(layer))
 
 
 def alpha(layer, name=None):
@@ -101,10 +92,6 @@ def names(layer):
 
 
 PLACEHOLDERS = {"alpha": 1, "beta": 0, "remote": 1}
-
-
-def js(v):
-    return json.dumps(v, separators=(",", ":"))
 
 
 def q(s):
@@ -167,29 +154,7 @@ def layer_file(layer, srv=None):
 
 
 def links(*layers):
-    return [{"kind": "symlink", "path": cmd_link(l), "target": SENTINEL} for l in layers]
-
-
-def text(path, value, mode=None):
-    e = {"kind": "file", "path": path, "text": value}
-    if mode:
-        e["mode"] = mode
-    return e
-
-
-def raw(path, data):
-    return {"kind": "file", "path": path, "base64": base64.b64encode(data).decode()}
-
-
-def fill(path, prefix, size):
-    return {"kind": "file", "path": path, "fill": {"prefix": prefix, "byte": 32, "size": size}}
-
-
-def d(path, mode=None):
-    e = {"kind": "dir", "path": path}
-    if mode:
-        e["mode"] = mode
-    return e
+    return sentinel_links(cmd_link(l) for l in layers)
 
 
 def full_fixture(layers=NO_PROFILE):
@@ -202,21 +167,8 @@ def full_fixture(layers=NO_PROFILE):
 # ---- facts ----
 
 
-def eq(pointer, value):
-    return {"pointer": pointer, "equals": value}
-
-
-def length(pointer, n):
-    return {"pointer": pointer, "length": n}
-
-
-def absent(pointer):
-    return {"pointer": pointer, "absent": True}
-
-
 def head(complete):
-    return [eq("/schemaVersion", 1), eq("/client", "dsh"), eq("/tool/name", "mcpscope"),
-            eq("/inventoryComplete", complete)]
+    return matrixlib.head("dsh", complete)
 
 
 def order(profile):
@@ -272,36 +224,15 @@ NOT_EXAMINED = ["profile-patch-lines", "profile-name-resolution", "dsh-home-over
 # Human output must never show these, whatever the case (beyond the canaries).
 HUMAN_NEVER = [SENTINEL, "https://", "--key=", "Bearer", "@deepseek-ai", "process.env"]
 
-CASES = []
 
-
-def case(id, description, args, fixture, exit_code, json_facts=None, cwd=None, env=None, deadline=None, **text):
-    c = {"id": "dsh-" + id, "client": "dsh", "description": description, "args": args}
-    if cwd:
-        c["cwd"] = cwd
-    if env:
-        c["env"] = env
-    c["fixture"] = fixture
-    expect = {"exitCode": exit_code}
-    if json_facts:
-        expect["json"] = json_facts
-    keys = {"stdout_contains": "stdoutContains", "stdout_not_contains": "stdoutNotContains",
-            "stderr_contains": "stderrContains", "stdout_empty": "stdoutEmpty", "stderr_empty": "stderrEmpty"}
-    for k, v in text.items():
-        expect[keys[k]] = v
-    c["expect"] = expect
-    if deadline:
-        c["deadlineMs"] = deadline
-    CASES.append(c)
+def case(id, description, args, fixture, exit_code, json_facts=None, cwd=None, env=None, deadline=None, **text_facts):
+    matrixlib.case("dsh-" + id, "dsh", description, args, fixture, exit_code, json_facts, cwd, env, deadline,
+                   **text_facts)
 
 
 DSH = ["--client", "dsh"]
 J = [ROOT, "--json"] + DSH
 PROFILE = ["--dsh-profile", "web"]
-
-
-def incomplete_kwargs(exit_code):
-    return {"stderr_contains": ["inventory incomplete"]} if exit_code == 1 else {"stderr_empty": True}
 
 
 # ---- baseline ----
@@ -596,9 +527,9 @@ for layer in ["dsh-project", "dsh-project-json", "dsh-user"]:
     body = layer_file(layer)
     parent = path.rsplit("/", 1)[0]
     state_case(layer, "symlink-final", "the file is a symlink to a valid file: skipped, never followed",
-               [text(parent + "/real-config", body), {"kind": "symlink", "path": path, "target": parent + "/real-config"}],
+               [text(parent + "/real-config", body), symlink(path, parent + "/real-config")],
                "symlink-skipped", "symlink")
-    state_case(layer, "not-file-fifo", "the file is a FIFO: classified without being opened", [{"kind": "fifo", "path": path}],
+    state_case(layer, "not-file-fifo", "the file is a FIFO: classified without being opened", [fifo(path)],
                "not-file", "fifo")
     state_case(layer, "too-large", "1 MiB + 1 byte: too-large", [fill(path, body, MIB + 1)], "too-large", "exceeds-read-limit")
     state_case(layer, "unreadable", "mode 0000: unreadable (permission-denied)", [text(path, body, "0000")],
@@ -606,7 +537,7 @@ for layer in ["dsh-project", "dsh-project-json", "dsh-user"]:
 state_case("dsh-project", "exactly-1mib", "exactly 1 MiB of YAML (block, then padding) is read", [fill(PATHS["dsh-project"], layer_file("dsh-project"), MIB)],
            "present", None, count=3)
 state_case("dsh-project", "dir-symlink", "the .dsh directory is a symlink: symlink-skipped (symlink-in-path)",
-           [text("/work/elsewhere/mcp.yml", layer_file("dsh-project")), {"kind": "symlink", "path": ROOT + "/.dsh", "target": "/work/elsewhere"}],
+           [text("/work/elsewhere/mcp.yml", layer_file("dsh-project")), symlink(ROOT + "/.dsh", "/work/elsewhere")],
            "symlink-skipped", "symlink-in-path")
 state_case("dsh-project-json", "comment", "a // comment in .dsh/mcp.json: strict JSON, malformed (comment)",
            [text(PATHS["dsh-project-json"], "// %s\n%s" % (canary("CANARY-COMMENT-d5h1"), layer_file("dsh-project-json")))],
@@ -650,6 +581,4 @@ case("root-dot-with-cwd", ". selects the current directory", [".", "--json"] + D
      head(True) + [eq("/root/requested", "."), eq("/root/canonical", ROOT), eq("/sources/0/path", PATHS["dsh-project"])]
      + rows(NO_PROFILE), cwd=ROOT)
 
-matrix = {"schemaVersion": 1, "name": "dsh", "canaries": CANARIES, "cases": CASES}
-json.dump(matrix, sys.stdout, indent=1, ensure_ascii=False)
-sys.stdout.write("\n")
+matrixlib.write("dsh")

@@ -6,6 +6,8 @@ The JSON file is the artifact the runner executes and the receipt binds; this sc
 saves writing the canary-laden fixtures by hand. Edit here, run
 `python3 harness/matrix/generate-vscode.py > harness/matrix/vscode.json`, commit both.
 Output is deterministic (no clocks, no randomness), so a diff shows exactly what changed.
+The helpers all three generators share (entries, canaries, facts, cases, output) are in
+matrixlib.py.
 
 Conventions (as in generate-claude-code.py): project root /work/proj, HOME /home/node. The four
 origins, in source order: vscode-project (/work/proj/.vscode/mcp.json, JSONC, `servers`),
@@ -18,14 +20,9 @@ comments, root fields, instruction bodies) carries a registered canary. The prof
 in inventory/VSCODE.md.
 """
 
-import base64
-import json
-import sys
-
-SENTINEL = "/scopebox/bin/scopebox-sentinel"
-ROOT = "/work/proj"
-HOME = "/home/node"
-MIB = 1024 * 1024
+import matrixlib
+from matrixlib import (HOME, MIB, ROOT, SENTINEL, absent, canary, d, eq, fill, fifo, js, length, raw, sentinel_link,
+                       sentinel_links, symlink, text)
 
 VSCODE_PROJECT = ROOT + "/.vscode/mcp.json"
 COPILOT_PROJECT = ROOT + "/.mcp.json"
@@ -46,23 +43,14 @@ FORMAT = {"vscode-project": "vscode-servers", "copilot-project": "portable-mcpSe
 PARSER = {"vscode-project": "jsonc", "copilot-project": "jsonc", "vscode-user": "jsonc", "copilot-user": "json"}
 TAG = {"vscode-project": "vp", "copilot-project": "cp", "vscode-user": "vu", "copilot-user": "cu"}
 
-CANARIES = []
-
-
-def canary(text):
-    if text not in CANARIES:
-        CANARIES.append(text)
-    return text
-
 
 def cmd_link(tag):
-    """A canary-named symlink to the sentinel: the command string carries the canary and
-    still executes the sentinel if anything runs it."""
-    return "%s/bin/%s" % (HOME, canary("CANARY-VSC-CMD-%s-41be" % tag.upper()))
+    """A canary-named symlink to the sentinel (`matrixlib.sentinel_link`)."""
+    return sentinel_link("CANARY-VSC-CMD-%s-41be" % tag.upper())
 
 
 def links(*tags):
-    return [{"kind": "symlink", "path": cmd_link(t), "target": SENTINEL} for t in tags]
+    return sentinel_links(cmd_link(t) for t in tags)
 
 
 def servers(origin, prefix=None):
@@ -100,10 +88,6 @@ def names(origin, prefix=None):
     return sorted([p + "alpha", p + "beta", p + "remote"])
 
 
-def js(v):
-    return json.dumps(v, separators=(",", ":"))
-
-
 def document(origin, body=None, extra=None):
     """The origin's file as a JSON document: its container around `body` (default: its three
     servers), plus extra root fields."""
@@ -122,53 +106,11 @@ def jsonc(origin):
     return text
 
 
-def text(path, value, mode=None):
-    e = {"kind": "file", "path": path, "text": value}
-    if mode:
-        e["mode"] = mode
-    return e
-
-
-def raw(path, data, mode=None):
-    e = {"kind": "file", "path": path, "base64": base64.b64encode(data).decode()}
-    if mode:
-        e["mode"] = mode
-    return e
-
-
-def fill(path, prefix, size):
-    return {"kind": "file", "path": path, "fill": {"prefix": prefix, "byte": 32, "size": size}}
-
-
-def d(path, mode=None):
-    e = {"kind": "dir", "path": path}
-    if mode:
-        e["mode"] = mode
-    return e
-
-
-def symlink(path, target):
-    return {"kind": "symlink", "path": path, "target": target}
-
-
 # ---- facts ----
 
 
-def eq(pointer, value):
-    return {"pointer": pointer, "equals": value}
-
-
-def length(pointer, n):
-    return {"pointer": pointer, "length": n}
-
-
-def absent(pointer):
-    return {"pointer": pointer, "absent": True}
-
-
 def head(complete, client="vscode"):
-    return [eq("/schemaVersion", 1), eq("/client", client), eq("/tool/name", "mcpscope"),
-            eq("/inventoryComplete", complete), length("/sources", 4)]
+    return matrixlib.head(client, complete) + [length("/sources", 4)]
 
 
 def src(origin, state, reason=None, count=0, fmt=None, root_fields=None, container=None):
@@ -241,29 +183,13 @@ HUMAN_ARGS = [ROOT, "--client", "vscode"]
 # Human output must never show these, whatever the case (beyond the canaries).
 HUMAN_NEVER = [SENTINEL, "https://", "--token=", "Bearer", "${input:"]
 
-CASES = []
-
 
 def case(id, description, args, fixture, exit_code, json_facts=None, cwd=None, env=None, client="vscode", **txt):
-    c = {"id": "vscode-" + id, "client": client, "description": description, "args": args}
-    if cwd:
-        c["cwd"] = cwd
-    if env:
-        c["env"] = env
-    c["fixture"] = fixture
-    expect = {"exitCode": exit_code}
-    if json_facts:
-        expect["json"] = json_facts
-    keys = {"stdout_contains": "stdoutContains", "stdout_not_contains": "stdoutNotContains",
-            "stderr_contains": "stderrContains", "stdout_empty": "stdoutEmpty", "stderr_empty": "stderrEmpty"}
-    for k, v in txt.items():
-        expect[keys[k]] = v
-    c["expect"] = expect
-    CASES.append(c)
+    matrixlib.case("vscode-" + id, client, description, args, fixture, exit_code, json_facts, cwd, env, **txt)
 
 
 def incomplete():
-    return {"stderr_contains": ["inventory incomplete"]}
+    return matrixlib.incomplete_kwargs(1)
 
 
 # ---- all four origins, both output formats ----
@@ -386,7 +312,7 @@ for origin in ["copilot-project", "vscode-user"]:
          ARGS, [d(ROOT), text(FILES[origin], js(document(origin)), "0000"), *links(TAG[origin])], 1,
          head(False) + src(origin, "unreadable", "permission-denied") + [length("/servers", 0)], **incomplete())
 case("fifo-vscode-project", "the file is a FIFO: classified without being opened, never blocks",
-     ARGS, [d(ROOT), {"kind": "fifo", "path": VSCODE_PROJECT}], 1,
+     ARGS, [d(ROOT), fifo(VSCODE_PROJECT)], 1,
      head(False) + src("vscode-project", "not-file", "fifo") + [length("/servers", 0)], **incomplete())
 case("directory-copilot-user", "the file is a directory: not-file",
      ARGS, [d(ROOT), d(COPILOT_USER)], 1,
@@ -501,6 +427,4 @@ case("root-empty-string", "an empty root argument is refused (exit 1) for this p
 case("client-misspelled", "client ids are exact: VSCode is a usage error (exit 2) before anything is read",
      [ROOT, "--client", "VSCode", "--json"], full_fixture(), 2, stdout_empty=True, stderr_contains=["VSCode"])
 
-matrix = {"schemaVersion": 1, "name": "vscode", "canaries": CANARIES, "cases": CASES}
-json.dump(matrix, sys.stdout, indent=1, ensure_ascii=False)
-sys.stdout.write("\n")
+matrixlib.write("vscode")
