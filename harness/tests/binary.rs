@@ -2,7 +2,7 @@
 //! evidence/error.json, and the `stall` fault (the runner blocks at the stalled case, having
 //! written the evidence of every earlier case and no summary).
 
-use crate::util::{mcpscope_bin, runner_bin, script, sentinel_bin, workspace_root};
+use crate::support::{mcpscope_bin, runner_bin, script, sentinel_bin, workspace_root};
 use scopebox_receipts::evidence::RunError;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

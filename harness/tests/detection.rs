@@ -2,7 +2,7 @@
 //! case must never stop or taint the next one. Each fake candidate is a shell script over a
 //! small matrix built here; the sentinel is the real one.
 
-use crate::util::{install_matrix, layout, script, sentinel_bin};
+use crate::support::{install_matrix, layout, script, sentinel_bin};
 use scopebox_harness::case::run_case;
 use scopebox_harness::run::{run, RunStatus};
 use scopebox_harness::Layout;

@@ -9,10 +9,11 @@
 //! (so an execution would fire the marker here too). Only mode-0000 cases are left out when
 //! the tests run as root (root reads them); the container (uid 1000) runs those.
 
-use crate::util::{install_matrix, layout, mcpscope_bin, sentinel_bin, shipped};
-use scopebox_harness::run::{run, RunStatus};
+use crate::support::{
+    assert_every_canary_planted, layout, mcpscope_bin, run_and_replay, runs_sentinel, sentinel_bin,
+    shipped,
+};
 use scopebox_harness::Layout;
-use scopebox_receipts::evidence::CaseRecord;
 use scopebox_receipts::judge;
 use scopebox_receipts::layout::SENTINEL_BIN;
 use scopebox_receipts::matrix::{Case, FileContent, FixtureEntry, Matrix};
@@ -82,30 +83,16 @@ fn declarations(m: &Matrix) -> Vec<(String, String, String, Value)> {
 #[test]
 fn every_canary_is_planted_and_every_stdio_command_is_the_sentinel() {
     let m = shipped("dsh.json");
-    let mut all = Vec::new();
+    assert_every_canary_planted(&m);
+    // Command links point at the sentinel.
     for c in &m.cases {
         for e in &c.fixture {
-            match e {
-                FixtureEntry::File { content, .. } => {
-                    all.extend(judge::file_bytes(content).unwrap())
+            if let FixtureEntry::Symlink { path, target } = e {
+                if path.starts_with("/home/node/bin/") {
+                    assert_eq!(target, SENTINEL_BIN, "{}: {path}", c.id);
                 }
-                FixtureEntry::Symlink { path, target } => {
-                    all.extend(path.as_bytes());
-                    all.extend(target.as_bytes());
-                    // Command links point at the sentinel.
-                    if path.starts_with("/home/node/bin/") {
-                        assert_eq!(target, SENTINEL_BIN, "{}: {path}", c.id);
-                    }
-                }
-                _ => {}
             }
         }
-    }
-    for canary in &m.canaries {
-        assert!(
-            judge::contains_bytes(&all, canary.as_bytes()),
-            "canary {canary} is never planted"
-        );
     }
     let mut commands = 0;
     for (case, path, key, v) in declarations(&m) {
@@ -115,16 +102,9 @@ fn every_canary_is_planted_and_every_stdio_command_is_the_sentinel() {
         let cmd = v.as_str().unwrap();
         commands += 1;
         let linked = cmd.starts_with("/home/node/bin/CANARY-CMD-");
-        let link_laid_out = m
-            .cases
-            .iter()
-            .find(|c| c.id == case)
-            .unwrap()
-            .fixture
-            .iter()
-            .any(|e| matches!(e, FixtureEntry::Symlink { path, target } if path == cmd && target == SENTINEL_BIN));
+        let c = m.cases.iter().find(|c| c.id == case).unwrap();
         assert!(
-            cmd == SENTINEL_BIN || (linked && link_laid_out),
+            runs_sentinel(c, cmd) && (cmd == SENTINEL_BIN || linked),
             "{case}: {path}: command {cmd} is not the sentinel"
         );
     }
@@ -257,30 +237,8 @@ fn every_dsh_case_passes_against_the_real_mcpscope_on_this_host() {
     let skipped = full.cases.len() - cases.len();
     assert!(skipped <= 3, "{skipped} cases skipped");
     let matrix = Matrix { cases, ..full };
-    install_matrix(&l, &matrix);
-    let mut progress = Vec::new();
-    let status = run(&l, &mut progress);
-    let progress = String::from_utf8(progress).unwrap();
-    assert_eq!(status, RunStatus::Passed, "{progress}");
-
-    // Replay every verdict from the evidence files alone, as the verifier does.
-    for c in &matrix.cases {
-        let dir = l.evidence_dir.join("cases").join(&c.id);
-        let record: CaseRecord =
-            serde_json::from_slice(&std::fs::read(dir.join("record.json")).unwrap()).unwrap();
-        let stdout = std::fs::read(dir.join("stdout")).unwrap();
-        let stderr = std::fs::read(dir.join("stderr")).unwrap();
-        assert_eq!(
-            judge::judge(&matrix, c, &stdout, &stderr, &record),
-            record.verdict
-        );
-        assert!(
-            record.verdict.pass,
-            "{}: {:?}",
-            c.id, record.verdict.failures
-        );
-        assert!(!record.marker_present, "{}", c.id);
-    }
+    // Every verdict is replayed from the evidence files alone, as the verifier does.
+    run_and_replay(&l, &matrix);
 }
 
 #[test]

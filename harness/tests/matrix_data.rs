@@ -3,23 +3,22 @@
 //! sentinel (directly or through a symlink to it), every case with servers carries a canary in
 //! every sensitive field kind, and the stall fixture stalls at its second case.
 
-use crate::util::shipped;
+use crate::support::{assert_every_canary_planted, runs_sentinel, shipped};
 use scopebox_receipts::judge;
-use scopebox_receipts::layout::SENTINEL_BIN;
-use scopebox_receipts::matrix::{Fault, FileContent, FixtureEntry, Matrix};
+use scopebox_receipts::matrix::{Case, Fault, FileContent, FixtureEntry, Matrix};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Every config document a case's fixture holds (files that parse as JSON objects, after
 /// stripping a BOM/comment is NOT attempted: malformed files are checked by canary text only).
-fn documents(m: &Matrix) -> Vec<(String, String, Value)> {
+fn documents(m: &Matrix) -> Vec<(&Case, String, Value)> {
     let mut out = Vec::new();
     for c in &m.cases {
         for e in &c.fixture {
             if let FixtureEntry::File { path, content, .. } = e {
                 let bytes = judge::file_bytes(content).unwrap();
                 if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
-                    out.push((c.id.clone(), path.clone(), v));
+                    out.push((c, path.clone(), v));
                 }
             }
         }
@@ -56,42 +55,12 @@ fn the_claude_code_matrix_validates_and_has_at_least_40_cases() {
 
 #[test]
 fn every_canary_is_planted_in_some_fixture() {
-    let m = shipped("claude-code.json");
-    let mut all = Vec::new();
-    for c in &m.cases {
-        for e in &c.fixture {
-            match e {
-                FixtureEntry::File { content, .. } => {
-                    all.extend(judge::file_bytes(content).unwrap())
-                }
-                FixtureEntry::Symlink { path, target } => {
-                    all.extend(path.as_bytes());
-                    all.extend(target.as_bytes());
-                }
-                _ => {}
-            }
-        }
-    }
-    for canary in &m.canaries {
-        assert!(
-            judge::contains_bytes(&all, canary.as_bytes()),
-            "canary {canary} is never planted"
-        );
-    }
+    assert_every_canary_planted(&shipped("claude-code.json"));
 }
 
 #[test]
 fn every_stdio_server_runs_the_sentinel() {
     let m = shipped("claude-code.json");
-    // Symlinks each case lays out: a command may be a canary-named link to the sentinel.
-    let mut links: BTreeMap<(String, String), String> = BTreeMap::new();
-    for c in &m.cases {
-        for e in &c.fixture {
-            if let FixtureEntry::Symlink { path, target } = e {
-                links.insert((c.id.clone(), path.clone()), target.clone());
-            }
-        }
-    }
     let mut stdio = 0;
     for (case, path, doc) in documents(&m) {
         for servers in server_maps(&doc) {
@@ -101,14 +70,11 @@ fn every_stdio_server_runs_the_sentinel() {
                 };
                 let Some(cmd) = cmd.as_str() else { continue }; // deliberately malformed entries
                 stdio += 1;
-                let runs_sentinel = cmd == SENTINEL_BIN
-                    || links
-                        .get(&(case.clone(), cmd.to_string()))
-                        .map(String::as_str)
-                        == Some(SENTINEL_BIN);
+                // A command may be a canary-named link to the sentinel the case lays out.
                 assert!(
-                    runs_sentinel,
-                    "{case}: {path}: server {name} runs {cmd}, not the sentinel"
+                    runs_sentinel(case, cmd),
+                    "{}: {path}: server {name} runs {cmd}, not the sentinel",
+                    case.id
                 );
             }
         }
@@ -121,7 +87,8 @@ fn every_case_with_servers_plants_a_canary_in_every_sensitive_field() {
     let m = shipped("claude-code.json");
     let is_canary = |s: &str| m.canaries.iter().any(|c| s.contains(c.as_str()));
     let mut checked = 0;
-    for (case, path, doc) in documents(&m) {
+    for (c, path, doc) in documents(&m) {
+        let case = &c.id;
         let mut kinds: BTreeMap<&str, bool> = BTreeMap::new();
         let mut any = false;
         for servers in server_maps(&doc) {

@@ -2,8 +2,9 @@
 //! runner logic on this host with a rebased `Layout` (no container: the boundary is the
 //! orchestrator's tests' job), against the real `mcpscope` and the real sentinel.
 
-// Shared helpers: temp layouts, built binaries, matrix loading.
-mod util;
+// Shared helpers: temp layouts, built binaries, the shipped matrices, canary and sentinel
+// checks, host-stable cases, a host run whose every verdict is replayed.
+mod support;
 // The shipped matrix files as data: valid, big enough, canaries and sentinels everywhere.
 mod matrix_data;
 // The host-stable part of the shipped matrix against the real mcpscope; verdict replay.

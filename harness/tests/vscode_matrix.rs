@@ -7,11 +7,11 @@
 //! true: mode-0000 denial (tests may run as root), paths and instruction levels spelled as
 //! container paths, and `~/.claude.json` project keys.
 
-use crate::util::{install_matrix, layout, mcpscope_bin, shipped};
-use scopebox_harness::run::{run, RunStatus};
-use scopebox_receipts::evidence::CaseRecord;
+use crate::support::{
+    assert_every_canary_planted, host_stable, layout, mcpscope_bin, run_and_replay, runs_sentinel,
+    shipped,
+};
 use scopebox_receipts::judge;
-use scopebox_receipts::layout::SENTINEL_BIN;
 use scopebox_receipts::matrix::{Case, FixtureEntry, Matrix};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,7 +70,7 @@ fn the_vscode_matrix_validates_and_covers_the_profile() {
     for file in ORIGIN_FILES {
         let cases: Vec<&&Case> = vscode
             .iter()
-            .filter(|c| c.fixture.iter().any(|e| entry_path(e) == file))
+            .filter(|c| c.fixture.iter().any(|e| judge::entry_path(e) == file))
             .collect();
         assert!(cases.len() >= 3, "{file}: only {} cases", cases.len());
     }
@@ -131,39 +131,10 @@ fn the_vscode_matrix_validates_and_covers_the_profile() {
     assert_eq!(facts(explicit)["/client"], "claude-code");
 }
 
-fn entry_path(e: &FixtureEntry) -> &str {
-    match e {
-        FixtureEntry::File { path, .. }
-        | FixtureEntry::Dir { path, .. }
-        | FixtureEntry::Symlink { path, .. }
-        | FixtureEntry::Fifo { path, .. } => path,
-    }
-}
-
 #[test]
 fn every_canary_is_planted_and_none_clashes_with_the_claude_code_matrix() {
     let m = matrix();
-    let mut all = Vec::new();
-    for c in &m.cases {
-        for e in &c.fixture {
-            match e {
-                FixtureEntry::File { content, .. } => {
-                    all.extend(judge::file_bytes(content).unwrap())
-                }
-                FixtureEntry::Symlink { path, target } => {
-                    all.extend(path.as_bytes());
-                    all.extend(target.as_bytes());
-                }
-                _ => {}
-            }
-        }
-    }
-    for canary in &m.canaries {
-        assert!(
-            judge::contains_bytes(&all, canary.as_bytes()),
-            "canary {canary} is never planted"
-        );
-    }
+    assert_every_canary_planted(&m);
     // The lead concatenates matrices: ids and canaries must stay unique.
     let mut merged = shipped("claude-code.json");
     merged.cases.extend(m.cases.clone());
@@ -177,14 +148,6 @@ fn every_stdio_server_runs_the_sentinel_and_carries_canaries() {
     let is_canary = |s: &str| m.canaries.iter().any(|c| s.contains(c.as_str()));
     let mut stdio = 0;
     for c in &m.cases {
-        let links: BTreeMap<&str, &str> = c
-            .fixture
-            .iter()
-            .filter_map(|e| match e {
-                FixtureEntry::Symlink { path, target } => Some((path.as_str(), target.as_str())),
-                _ => None,
-            })
-            .collect();
         for e in &c.fixture {
             let FixtureEntry::File { path, content, .. } = e else {
                 continue;
@@ -214,9 +177,7 @@ fn every_stdio_server_runs_the_sentinel_and_carries_canaries() {
                         continue;
                     };
                     stdio += 1;
-                    let runs_sentinel =
-                        cmd == SENTINEL_BIN || links.get(cmd) == Some(&SENTINEL_BIN);
-                    assert!(runs_sentinel, "{}: {path}: {name} runs {cmd}", c.id);
+                    assert!(runs_sentinel(c, cmd), "{}: {path}: {name} runs {cmd}", c.id);
                     for a in s
                         .get("args")
                         .and_then(Value::as_array)
@@ -248,61 +209,18 @@ fn every_stdio_server_runs_the_sentinel_and_carries_canaries() {
     assert!(stdio > 100, "only {stdio} stdio servers checked");
 }
 
-fn host_stable(c: &Case) -> bool {
-    let fixture_ok = c.fixture.iter().all(|e| match e {
-        FixtureEntry::File { content, mode, .. } => {
-            let bytes = judge::file_bytes(content).unwrap();
-            mode.as_deref() != Some("0000") && !judge::contains_bytes(&bytes, b"\"projects\"")
-        }
-        FixtureEntry::Dir { mode, .. } | FixtureEntry::Fifo { mode, .. } => {
-            mode.as_deref() != Some("0000")
-        }
-        FixtureEntry::Symlink { .. } => true,
-    });
-    let facts_ok = c.expect.json.iter().all(|f| {
-        !f.pointer.starts_with("/root/")
-            && !f.pointer.starts_with("/instructions/")
-            && !f.pointer.ends_with("/path")
-    });
-    let text_ok = c
-        .expect
-        .stdout_contains
-        .iter()
-        .all(|s| !s.contains("/work/") && !s.contains("/home/"));
-    fixture_ok && facts_ok && text_ok && !c.env.contains_key("HOME")
-}
-
 #[test]
 fn host_stable_vscode_cases_pass_against_the_real_mcpscope_and_replay() {
     let full = matrix();
     let cases: Vec<Case> = full
         .cases
         .iter()
-        .filter(|c| host_stable(c))
+        // Source containers name no path in this profile: only `/path` facts are container paths.
+        .filter(|c| host_stable(c, &[], &["/path"]))
         .cloned()
         .collect();
     assert!(cases.len() >= 30, "only {} host-stable cases", cases.len());
     let matrix = Matrix { cases, ..full };
     let (_dir, l) = layout(&mcpscope_bin());
-    install_matrix(&l, &matrix);
-    let mut progress = Vec::new();
-    let status = run(&l, &mut progress);
-    let progress = String::from_utf8(progress).unwrap();
-    assert_eq!(status, RunStatus::Passed, "{progress}");
-    let cases_dir = l.evidence_dir.join("cases");
-    for c in &matrix.cases {
-        let dir = cases_dir.join(&c.id);
-        let record: CaseRecord =
-            serde_json::from_slice(&std::fs::read(dir.join("record.json")).unwrap()).unwrap();
-        let stdout = std::fs::read(dir.join("stdout")).unwrap();
-        let stderr = std::fs::read(dir.join("stderr")).unwrap();
-        let again = judge::judge(&matrix, c, &stdout, &stderr, &record);
-        assert_eq!(again, record.verdict, "{}", c.id);
-        assert!(
-            record.verdict.pass,
-            "{}: {:?}",
-            c.id, record.verdict.failures
-        );
-        assert!(!record.marker_present);
-    }
+    run_and_replay(&l, &matrix);
 }

@@ -1,0 +1,174 @@
+//! Helpers shared by the integration tests: temp layouts, the built binaries, the shipped
+//! matrices and what every one of them must plant, and a matrix run on this host whose every
+//! verdict is then replayed from the evidence files alone, as the verifier does.
+
+use scopebox_harness::run::{run, RunStatus};
+use scopebox_harness::Layout;
+use scopebox_receipts::evidence::CaseRecord;
+use scopebox_receipts::judge;
+use scopebox_receipts::layout::SENTINEL_BIN;
+use scopebox_receipts::matrix::{Case, FixtureEntry, Matrix};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+pub fn sentinel_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_scopebox-sentinel"))
+}
+
+pub fn runner_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_scopebox-runner"))
+}
+
+/// The real mcpscope: `$SCOPEBOX_TEST_MCPSCOPE`, else built once with `cargo build -p mcpscope`.
+pub fn mcpscope_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("SCOPEBOX_TEST_MCPSCOPE") {
+            return PathBuf::from(p);
+        }
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "mcpscope", "--bin", "mcpscope"])
+            .current_dir(workspace_root())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cargo build -p mcpscope failed");
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace_root().join("target"));
+        let bin = target.join("debug/mcpscope");
+        assert!(bin.is_file(), "{} was not built", bin.display());
+        bin
+    })
+    .clone()
+}
+
+/// A fresh rebased layout for `candidate`, with the real sentinel.
+pub fn layout(candidate: &Path) -> (tempfile::TempDir, Layout) {
+    let dir = tempfile::tempdir().unwrap();
+    let l = Layout::rebased(dir.path(), candidate, &sentinel_bin()).unwrap();
+    (dir, l)
+}
+
+pub fn shipped(name: &str) -> Matrix {
+    let path = workspace_root().join("harness/matrix").join(name);
+    let (m, _) = scopebox_harness::run::load_matrix(&path)
+        .unwrap_or_else(|e| panic!("{name}: {} {:?}", e.message, e.problems));
+    m
+}
+
+/// Writes `matrix` as the layout's matrix file.
+pub fn install_matrix(layout: &Layout, matrix: &Matrix) {
+    std::fs::write(&layout.matrix_path, serde_json::to_vec(matrix).unwrap()).unwrap();
+}
+
+/// Every canary of `m` is planted somewhere: in a fixture file's bytes, or in a symlink's
+/// path or target.
+pub fn assert_every_canary_planted(m: &Matrix) {
+    let mut all = Vec::new();
+    for e in m.cases.iter().flat_map(|c| &c.fixture) {
+        match e {
+            FixtureEntry::File { content, .. } => all.extend(judge::file_bytes(content).unwrap()),
+            FixtureEntry::Symlink { path, target } => {
+                all.extend(path.as_bytes());
+                all.extend(target.as_bytes());
+            }
+            _ => {}
+        }
+    }
+    for canary in &m.canaries {
+        assert!(
+            judge::contains_bytes(&all, canary.as_bytes()),
+            "canary {canary} is never planted"
+        );
+    }
+}
+
+/// Whether `cmd`, a server command in one of `c`'s fixture files, runs the sentinel: it is the
+/// sentinel, or a symlink to it that the case lays out.
+pub fn runs_sentinel(c: &Case, cmd: &str) -> bool {
+    cmd == SENTINEL_BIN
+        || c.fixture.iter().any(|e| {
+            matches!(e, FixtureEntry::Symlink { path, target } if path == cmd && target == SENTINEL_BIN)
+        })
+}
+
+/// Whether `c` holds on this host exactly as in the container, with no rebasing: no mode-0000
+/// entry (tests may run as root), no `~/.claude.json` project keys (spelled as container
+/// paths), nothing in `fixed_dirs` (the profile's fixed locations outside the fixture roots
+/// the layout rebases), no fact about the root, the instructions (their levels go above the
+/// root) or a pointer ending in one of `path_pointers` (their values are container paths), no
+/// stdout fact naming a container path, and no `HOME` of its own.
+pub fn host_stable(c: &Case, fixed_dirs: &[&str], path_pointers: &[&str]) -> bool {
+    let fixture_ok = c.fixture.iter().all(|e| {
+        let mode_ok = match e {
+            FixtureEntry::File { mode, .. }
+            | FixtureEntry::Dir { mode, .. }
+            | FixtureEntry::Fifo { mode, .. } => mode.as_deref() != Some("0000"),
+            FixtureEntry::Symlink { .. } => true,
+        };
+        let keys_ok = match e {
+            FixtureEntry::File { content, .. } => {
+                !judge::contains_bytes(&judge::file_bytes(content).unwrap(), b"\"projects\"")
+            }
+            _ => true,
+        };
+        let path = judge::entry_path(e);
+        mode_ok && keys_ok && !fixed_dirs.iter().any(|d| path.starts_with(d))
+    });
+    let facts_ok = c.expect.json.iter().all(|f| {
+        !f.pointer.starts_with("/root/")
+            && !f.pointer.starts_with("/instructions/")
+            && !path_pointers.iter().any(|p| f.pointer.ends_with(p))
+    });
+    let text_ok = c
+        .expect
+        .stdout_contains
+        .iter()
+        .all(|s| !s.contains("/work/") && !s.contains("/home/"));
+    fixture_ok && facts_ok && text_ok && !c.env.contains_key("HOME")
+}
+
+/// Runs `matrix` in `l` with the real runner logic and requires it to pass; then re-judges
+/// every case from its evidence files alone, as the verifier does: the verdict must equal the
+/// recorded one, pass, and see no sentinel marker. Returns the runner's progress text.
+pub fn run_and_replay(l: &Layout, matrix: &Matrix) -> String {
+    install_matrix(l, matrix);
+    let mut progress = Vec::new();
+    let status = run(l, &mut progress);
+    let progress = String::from_utf8(progress).unwrap();
+    assert_eq!(status, RunStatus::Passed, "{progress}");
+    let cases_dir = l.evidence_dir.join("cases");
+    for c in &matrix.cases {
+        let dir = cases_dir.join(&c.id);
+        let record: CaseRecord =
+            serde_json::from_slice(&std::fs::read(dir.join("record.json")).unwrap()).unwrap();
+        let stdout = std::fs::read(dir.join("stdout")).unwrap();
+        let stderr = std::fs::read(dir.join("stderr")).unwrap();
+        let again = judge::judge(matrix, c, &stdout, &stderr, &record);
+        assert_eq!(again, record.verdict, "{}", c.id);
+        assert!(
+            record.verdict.pass,
+            "{}: {:?}",
+            c.id, record.verdict.failures
+        );
+        assert!(!record.marker_present, "{}", c.id);
+    }
+    progress
+}
+
+/// An executable shell script (the fake candidates of `detection`).
+pub fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
