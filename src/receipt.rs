@@ -536,25 +536,11 @@ mod tests {
         assert_eq!(files["inputs/a.json"], sha256_hex(b"a"));
     }
 
+    // That controls which behaved pass is `judge`'s test (`controls_that_behaved_have_no_failures`).
     #[test]
     fn controls_that_did_not_run_fail() {
         let f = judge::control_failures(&failed_controls());
         assert!(f.iter().any(|m| m.starts_with("positive control")));
         assert!(f.iter().any(|m| m.starts_with("negative control")));
-        let good = Controls {
-            positive: PositiveControl {
-                marker_present_before: false,
-                sentinel_exit_code: Some(0),
-                marker_appeared: true,
-                marker_removed: true,
-            },
-            negative: NegativeControl {
-                commands_executed: 1,
-                marker_appeared: true,
-                caught: true,
-                marker_removed: true,
-            },
-        };
-        assert!(judge::control_failures(&good).is_empty());
     }
 }

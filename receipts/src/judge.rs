@@ -196,43 +196,59 @@ pub fn negative_control(
 /// absent before, the sentinel exited 0, the marker appeared, and it was removed. Empty when it
 /// behaved. The runner, the orchestrator and the verifier all judge the flags with this.
 pub fn positive_control_failures(p: &PositiveControl) -> Vec<String> {
-    let mut failures = Vec::new();
-    if p.marker_present_before {
-        failures.push("the marker was present before the sentinel ran".into());
-    }
-    if p.sentinel_exit_code != Some(0) {
-        failures.push(format!(
-            "the sentinel exited {:?}, expected Some(0)",
-            p.sentinel_exit_code
-        ));
-    }
-    if !p.marker_appeared {
-        failures.push("the marker did not appear when the sentinel ran".into());
-    }
-    if !p.marker_removed {
-        failures.push("the marker was not removed after the control".into());
-    }
-    failures
+    failed([
+        (
+            p.marker_present_before,
+            "the marker was present before the sentinel ran".into(),
+        ),
+        (
+            p.sentinel_exit_code != Some(0),
+            format!(
+                "the sentinel exited {:?}, expected Some(0)",
+                p.sentinel_exit_code
+            ),
+        ),
+        (
+            !p.marker_appeared,
+            "the marker did not appear when the sentinel ran".into(),
+        ),
+        (
+            !p.marker_removed,
+            "the marker was not removed after the control".into(),
+        ),
+    ])
 }
 
 /// Every way the negative control did not prove the check can fail, from its flags: the
 /// reference host executed a configured command, the marker appeared, the case invariants
 /// caught it, and the marker was removed. Empty when it behaved.
 pub fn negative_control_failures(n: &NegativeControl) -> Vec<String> {
-    let mut failures = Vec::new();
-    if n.commands_executed == 0 {
-        failures.push("the reference host executed no configured command".into());
-    }
-    if !n.marker_appeared {
-        failures.push("the marker did not appear under the reference host".into());
-    }
-    if !n.caught {
-        failures.push("the invariant check did not catch the reference host".into());
-    }
-    if !n.marker_removed {
-        failures.push("the marker was not removed after the negative control".into());
-    }
-    failures
+    failed([
+        (
+            n.commands_executed == 0,
+            "the reference host executed no configured command".into(),
+        ),
+        (
+            !n.marker_appeared,
+            "the marker did not appear under the reference host".into(),
+        ),
+        (
+            !n.caught,
+            "the invariant check did not catch the reference host".into(),
+        ),
+        (
+            !n.marker_removed,
+            "the marker was not removed after the negative control".into(),
+        ),
+    ])
+}
+
+/// The messages of the checks that failed, in order.
+fn failed<const N: usize>(checks: [(bool, String); N]) -> Vec<String> {
+    checks
+        .into_iter()
+        .filter_map(|(failed, message)| failed.then_some(message))
+        .collect()
 }
 
 /// Both controls' failures, each prefixed with the control it belongs to (`positive control:
