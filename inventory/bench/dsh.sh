@@ -15,20 +15,11 @@
 #   D. a 1 MiB ~/.dsh/mcp.json with ~9,000 servers, all colliding on the normalized name.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-runs=${RUNS:-300}
-
-for tool in hyperfine /usr/bin/time python3; do
-    command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y hyperfine time python3)" >&2; exit 2; }
-done
-
-(cd "$repo" && RUSTFLAGS='-C target-feature=+crt-static' \
-    cargo build --quiet --release --target x86_64-unknown-linux-gnu -p mcpscope)
-bin="$repo/target/x86_64-unknown-linux-gnu/release/mcpscope"
-
-work=$(mktemp -d /tmp/mcpscope-bench-dsh.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# The tool check, the static build ($bin), $work, bench_header and bench_measure.
+source "$(dirname "$0")/lib.sh"
+bench_setup mcpscope-bench-dsh
+# Case C is refused (exit 1): it is measured all the same.
+allow_failure=1
 
 python3 - "$work" <<'PY'
 import json, os, sys
@@ -126,9 +117,7 @@ write(os.path.join(home_d, ".dsh/mcp.json"), doc)
 print("D servers:", len(servers), file=sys.stderr)
 PY
 
-echo "binary: $bin ($(stat -c %s "$bin") bytes, static)"
-echo "runs per measurement: $runs"
-echo
+bench_header
 
 cat >"$work/summary.py" <<'PY'
 import json, sys
@@ -138,31 +127,9 @@ active = sum(1 for v in d["servers"] if v.get("active"))
 shadowed = sum(1 for v in d["servers"] if v.get("shadowedBy"))
 print("  sources: %s\n  servers: %d (active %d, shadowed %d)" % (states, len(d["servers"]), active, shadowed))
 PY
-cat >"$work/median.py" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["results"][0]
-print("  wall: median %.2f ms, mean %.2f ms, min %.2f ms, max %.2f ms"
-      % (r["median"] * 1e3, r["mean"] * 1e3, r["min"] * 1e3, r["max"] * 1e3))
-PY
 
-measure() { # label home root [args...]
-    local label=$1 home=$2 root=$3; shift 3
-    echo "== $label"
-    local json=(--json)
-    [[ " $* " == *" --json "* ]] && json=()
-    { HOME="$home" "$bin" "$root" "${json[@]}" "$@" || true; } | python3 "$work/summary.py"
-    HOME="$home" hyperfine -N --warmup 20 --runs "$runs" --style none -i \
-        --export-json "$work/h.json" "$bin $root $*" >/dev/null
-    python3 "$work/median.py" "$work/h.json"
-    local rss=()
-    for _ in $(seq 20); do
-        rss+=("$({ HOME="$home" /usr/bin/time -f '%M' "$bin" "$root" "$@" 2>&1 >/dev/null || true; } | tail -n1)")
-    done
-    printf '%s\n' "${rss[@]}" | sort -n | awk '{a[NR]=$1} END {printf "  peak RSS: median %.2f MiB, max %.2f MiB (20 runs)\n", a[int((NR+1)/2)]/1024, a[NR]/1024}'
-}
-
-measure "A: six layers, human report" "$work/home-a" "$work/a/proj" --client dsh --dsh-profile web
-measure "A: six layers, --json" "$work/home-a" "$work/a/proj" --client dsh --dsh-profile web --json
-measure "B: 1 MiB YAML managed block, --json" "$work/home-a" "$work/b/proj" --client dsh --json
-measure "C: billion laughs (refused: alias-limit), --json" "$work/home-a" "$work/c/proj" --client dsh --json
-measure "D: 1 MiB ~/.dsh/mcp.json, normalized-name collisions, --json" "$work/home-d" "$work/d/proj" --client dsh --json
+bench_measure "A: six layers, human report" "$work/home-a" "$work/a/proj" --client dsh --dsh-profile web
+bench_measure "A: six layers, --json" "$work/home-a" "$work/a/proj" --client dsh --dsh-profile web --json
+bench_measure "B: 1 MiB YAML managed block, --json" "$work/home-a" "$work/b/proj" --client dsh --json
+bench_measure "C: billion laughs (refused: alias-limit), --json" "$work/home-a" "$work/c/proj" --client dsh --json
+bench_measure "D: 1 MiB ~/.dsh/mcp.json, normalized-name collisions, --json" "$work/home-d" "$work/d/proj" --client dsh --json

@@ -17,20 +17,9 @@
 #      Reported for scale (no target of its own).
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-runs=${RUNS:-300}
-
-for tool in hyperfine /usr/bin/time python3; do
-    command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y hyperfine time python3)" >&2; exit 2; }
-done
-
-(cd "$repo" && RUSTFLAGS='-C target-feature=+crt-static' \
-    cargo build --quiet --release --target x86_64-unknown-linux-gnu -p mcpscope)
-bin="$repo/target/x86_64-unknown-linux-gnu/release/mcpscope"
-
-work=$(mktemp -d /tmp/mcpscope-bench-vscode.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# The tool check, the static build ($bin), $work, bench_header and bench_measure.
+source "$(dirname "$0")/lib.sh"
+bench_setup mcpscope-bench-vscode
 
 python3 - "$work" <<'PY'
 import json, os, sys
@@ -86,9 +75,7 @@ write(os.path.join(root_b, ".mcp.json"), json.dumps({f"bare-{j:05}": {"command":
 print("B: %d servers in the 1 MiB JSONC file" % i, file=sys.stderr)
 PY
 
-echo "binary: $bin ($(stat -c %s "$bin") bytes, static)"
-echo "runs per measurement: $runs"
-echo
+bench_header
 
 cat >"$work/summary.py" <<'PY'
 import json, sys
@@ -99,29 +86,8 @@ dup = sum(1 for s in d["servers"] if s["sameNameIn"])
 print("  sources: %s | servers: %d (%d with sameNameIn) | instructions found: %d of %d"
       % (states, len(d["servers"]), dup, found, len(d["instructions"])))
 PY
-cat >"$work/median.py" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["results"][0]
-print("  wall: median %.2f ms, mean %.2f ms, min %.2f ms, max %.2f ms"
-      % (r["median"] * 1e3, r["mean"] * 1e3, r["min"] * 1e3, r["max"] * 1e3))
-PY
 
-measure() { # label home root [args...]
-    local label=$1 home=$2 root=$3; shift 3
-    echo "== $label"
-    HOME="$home" "$bin" "$root" --client vscode --json | python3 "$work/summary.py"
-    # -N: no shell, so each timed run is exactly one exec of the binary.
-    HOME="$home" hyperfine -N --warmup 20 --runs "$runs" --style none \
-        --export-json "$work/h.json" "$bin $root --client vscode $*" >/dev/null
-    python3 "$work/median.py" "$work/h.json"
-    local rss=()
-    for _ in $(seq 20); do
-        rss+=("$(HOME="$home" /usr/bin/time -f '%M' "$bin" "$root" --client vscode "$@" 2>&1 >/dev/null | tail -n1)")
-    done
-    printf '%s\n' "${rss[@]}" | sort -n | awk '{a[NR]=$1} END {printf "  peak RSS: median %.2f MiB, max %.2f MiB (20 runs)\n", a[int((NR+1)/2)]/1024, a[NR]/1024}'
-}
-
-measure "A: four origins, JSONC, 6-deep ancestors, human report" "$work/home-a" "$work/a/b/c/proj"
-measure "A: four origins, JSONC, 6-deep ancestors, --json" "$work/home-a" "$work/a/b/c/proj" --json
-measure "B: 1 MiB JSONC .vscode/mcp.json + 5,000-server bare map, --json" "$work/home-a" "$work/b/proj" --json
-measure "B: 1 MiB JSONC .vscode/mcp.json + 5,000-server bare map, human report" "$work/home-a" "$work/b/proj"
+bench_measure "A: four origins, JSONC, 6-deep ancestors, human report" "$work/home-a" "$work/a/b/c/proj" --client vscode
+bench_measure "A: four origins, JSONC, 6-deep ancestors, --json" "$work/home-a" "$work/a/b/c/proj" --client vscode --json
+bench_measure "B: 1 MiB JSONC .vscode/mcp.json + 5,000-server bare map, --json" "$work/home-a" "$work/b/proj" --client vscode --json
+bench_measure "B: 1 MiB JSONC .vscode/mcp.json + 5,000-server bare map, human report" "$work/home-a" "$work/b/proj" --client vscode
