@@ -485,6 +485,21 @@ mod tests {
         }
     }
 
+    /// The engine calls that copy out the evidence and inspect what ran, in order.
+    const READ_OUT: [&str; 3] = [
+        "download c1 /evidence",
+        "inspect_container c1",
+        "inspect_image sha256:img",
+    ];
+    /// The engine calls every path ends with once the container exists: remove it, sweep,
+    /// remove the volume, recount.
+    const CLEAN_UP: [&str; 4] = [
+        "remove_container c1",
+        "list scopebox.run=t1",
+        "remove_volume scopebox-t1-evidence",
+        "list scopebox.run=t1",
+    ];
+
     fn never() -> std::future::Pending<()> {
         std::future::pending()
     }
@@ -531,23 +546,14 @@ mod tests {
         assert!(rec.errors.is_empty(), "{:?}", rec.errors);
         assert!(!rec.failed());
         assert!(rec.evidence.is_some() && rec.container_inspect.is_some());
-        assert_eq!(
-            fake.calls(),
-            vec![
-                "create_volume scopebox-t1-evidence",
-                "create_container scopebox-t1",
-                "start c1",
-                "logs c1",
-                "wait c1",
-                "download c1 /evidence",
-                "inspect_container c1",
-                "inspect_image sha256:img",
-                "remove_container c1",
-                "list scopebox.run=t1",
-                "remove_volume scopebox-t1-evidence",
-                "list scopebox.run=t1",
-            ]
-        );
+        let started = [
+            "create_volume scopebox-t1-evidence",
+            "create_container scopebox-t1",
+            "start c1",
+            "logs c1",
+            "wait c1",
+        ];
+        assert_eq!(fake.calls(), [&started[..], &READ_OUT, &CLEAN_UP].concat());
         removed_everything(&fake, &rec);
         // The log says the same, in the same order, and passes the verifier's order check.
         let names: Vec<&str> = logged(&rec).into_iter().map(|(name, _)| name).collect();
@@ -576,16 +582,12 @@ mod tests {
         let rec = go(&fake, &plan(false)).await;
         assert!(rec.failed());
         assert!(rec.errors[0].starts_with("failed to create container scopebox-t1"));
-        assert_eq!(
-            fake.calls(),
-            vec![
-                "create_volume scopebox-t1-evidence",
-                "create_container scopebox-t1",
-                "list scopebox.run=t1",
-                "remove_volume scopebox-t1-evidence",
-                "list scopebox.run=t1",
-            ]
-        );
+        // No container to remove: the sweep, the volume and the recount.
+        let created = [
+            "create_volume scopebox-t1-evidence",
+            "create_container scopebox-t1",
+        ];
+        assert_eq!(fake.calls(), [&created[..], &CLEAN_UP[1..]].concat());
         removed_everything(&fake, &rec);
     }
 
@@ -599,16 +601,7 @@ mod tests {
             !calls.iter().any(|c| c.starts_with("download")),
             "{calls:?}"
         );
-        assert_eq!(
-            &calls[2..],
-            [
-                "start c1",
-                "remove_container c1",
-                "list scopebox.run=t1",
-                "remove_volume scopebox-t1-evidence",
-                "list scopebox.run=t1",
-            ]
-        );
+        assert_eq!(&calls[2..], [&["start c1"][..], &CLEAN_UP].concat());
         removed_everything(&fake, &rec);
     }
 
@@ -687,22 +680,8 @@ mod tests {
         );
         assert!(rec.evidence.is_some());
         let calls = fake.calls();
-        assert_eq!(
-            &calls[3..],
-            [
-                "logs c1",
-                "wait c1",
-                "kill c1",
-                "wait c1",
-                "download c1 /evidence",
-                "inspect_container c1",
-                "inspect_image sha256:img",
-                "remove_container c1",
-                "list scopebox.run=t1",
-                "remove_volume scopebox-t1-evidence",
-                "list scopebox.run=t1",
-            ]
-        );
+        let killed = ["logs c1", "wait c1", "kill c1", "wait c1"];
+        assert_eq!(&calls[3..], [&killed[..], &READ_OUT, &CLEAN_UP].concat());
         removed_everything(&fake, &rec);
         // The record proves it too: killed, at the deadline, before the export. The clock is
         // paused, so every offset is exact.
@@ -749,14 +728,7 @@ mod tests {
         assert!(rec.evidence.is_none());
         assert_eq!(
             &fake.calls()[4..],
-            [
-                "wait c1",
-                "kill c1",
-                "remove_container c1",
-                "list scopebox.run=t1",
-                "remove_volume scopebox-t1-evidence",
-                "list scopebox.run=t1",
-            ]
+            [&["wait c1", "kill c1"][..], &CLEAN_UP].concat()
         );
         removed_everything(&fake, &rec);
         assert_eq!(
