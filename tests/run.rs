@@ -3,7 +3,7 @@
 //! exported — in that order, as its lifecycle log shows — and leaves nothing behind.
 
 use crate::support::{
-    labelled, require_engine, run_id, scopebox, small_matrix, tempdir, workspace,
+    labelled, require_engine, run_id, run_matrix, scopebox, small_matrix, tempdir, workspace,
 };
 use scopebox_receipts::digest::sha256_file;
 use scopebox_receipts::receipt::{Execution, Receipt, ENVELOPE_FILE, RECEIPT_FILE};
@@ -56,17 +56,7 @@ fn a_full_run_passes_and_writes_a_complete_verifiable_bundle() {
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 5);
     let bundle = dir.path().join("bundle");
-    let out = scopebox(
-        &[
-            "run",
-            "--out",
-            bundle.to_str().unwrap(),
-            "--matrix",
-            matrix.to_str().unwrap(),
-            "--json",
-        ],
-        &[],
-    );
+    let out = run_matrix(&bundle, &matrix, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stderr.contains("scopebox: PASSED: 5/5 cases passed"),
@@ -153,19 +143,7 @@ fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
     let dir = tempdir();
     let bundle = dir.path().join("bundle");
     let matrix = workspace().join("harness/matrix/faults/stall.json");
-    let out = scopebox(
-        &[
-            "run",
-            "--out",
-            bundle.to_str().unwrap(),
-            "--matrix",
-            matrix.to_str().unwrap(),
-            "--deadline",
-            "5",
-            "--json",
-        ],
-        &[],
-    );
+    let out = run_matrix(&bundle, &matrix, &["--deadline", "5"]);
     assert_eq!(out.code, 124, "{}", out.stderr);
     assert!(out.stderr.contains("TIMED OUT"), "{}", out.stderr);
 
@@ -242,17 +220,7 @@ fn a_failing_case_fails_the_run_with_exit_1_and_still_cleans_up() {
     matrix["cases"][1]["expect"]["exitCode"] = 42.into();
     std::fs::write(&matrix_path, serde_json::to_vec(&matrix).unwrap()).unwrap();
     let bundle = dir.path().join("bundle");
-    let out = scopebox(
-        &[
-            "run",
-            "--out",
-            bundle.to_str().unwrap(),
-            "--matrix",
-            matrix_path.to_str().unwrap(),
-            "--json",
-        ],
-        &[],
-    );
+    let out = run_matrix(&bundle, &matrix_path, &[]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
         out.stderr.contains("FAILED: 1/2 cases passed"),

@@ -86,6 +86,21 @@ pub fn with_engine<T>(f: impl AsyncFnOnce(&DockerEngine) -> T) -> T {
     runtime().block_on(f(&engine))
 }
 
+/// `scopebox run --out BUNDLE --matrix MATRIX --json EXTRA…` against the engine from the
+/// environment.
+pub fn run_matrix(bundle: &Path, matrix: &Path, extra: &[&str]) -> Outcome {
+    let mut args = vec![
+        "run",
+        "--out",
+        bundle.to_str().expect("a UTF-8 bundle path"),
+        "--matrix",
+        matrix.to_str().expect("a UTF-8 matrix path"),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    scopebox(&args, &[])
+}
+
 /// The first `n` cases of the Claude Code matrix, written to `dir/small.json`.
 pub fn small_matrix(dir: &Path, n: usize) -> PathBuf {
     let path = workspace().join("harness/matrix/claude-code.json");

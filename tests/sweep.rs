@@ -2,7 +2,9 @@
 //! of a live run are not; `--keep-on-failure` objects survive ordinary sweeps until
 //! `scopebox sweep` removes them.
 
-use crate::support::{labelled, require_engine, run_id, scopebox, tempdir, with_engine, workspace};
+use crate::support::{
+    labelled, require_engine, run_id, run_matrix, scopebox, tempdir, with_engine, workspace,
+};
 use scopebox::boundary;
 use scopebox::engine::{Engine, Labels, KEEP_LABEL, OWNER_LABEL, RUN_LABEL};
 use scopebox::image::{self, Contents, Recipe};
@@ -70,22 +72,10 @@ fn leftovers_of_dead_runs_are_swept_and_live_ones_stay() {
 fn keep_on_failure_keeps_the_objects_until_scopebox_sweep() {
     require_engine!();
     let dir = tempdir();
-    let out = scopebox(
-        &[
-            "run",
-            "--out",
-            dir.path().join("b").to_str().unwrap(),
-            "--matrix",
-            workspace()
-                .join("harness/matrix/faults/stall.json")
-                .to_str()
-                .unwrap(),
-            "--deadline",
-            "3",
-            "--keep-on-failure",
-            "--json",
-        ],
-        &[],
+    let out = run_matrix(
+        &dir.path().join("b"),
+        &workspace().join("harness/matrix/faults/stall.json"),
+        &["--deadline", "3", "--keep-on-failure"],
     );
     assert_eq!(out.code, 124, "{}", out.stderr);
     assert!(
