@@ -485,7 +485,6 @@ fn check_tmpfs_mount(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::MountObservation;
 
     type Edit<T> = Box<dyn FnOnce(&mut T)>;
 
@@ -499,42 +498,10 @@ mod tests {
             .expect("fixture parses")
     }
 
-    fn mount(point: &str, fs: &str, options: &str) -> MountObservation {
-        MountObservation {
-            mount_point: point.into(),
-            fs_type: fs.into(),
-            options: options.into(),
-        }
-    }
-
+    /// What a conforming runner observes: the synthetic bundle's observation, which the
+    /// verifier's own tests also accept.
     fn observed() -> InnerBoundary {
-        let tmpfs = "rw,nosuid,nodev,noexec,relatime,size=65536k,uid=1000,gid=1000";
-        InnerBoundary {
-            uid: 1000,
-            gid: 1000,
-            cap_eff: "0000000000000000".into(),
-            no_new_privs: 1,
-            seccomp: 2,
-            net_interfaces: vec!["lo".into()],
-            root_write_errno: Some(30),
-            tmpfs_exec_errno: Some(13),
-            pids_max: Some("256".into()),
-            memory_limit_bytes: Some(2147483648),
-            memory_swap_limit_bytes: Some(2147483648),
-            pid1_cmdline: vec!["/sbin/docker-init".into(), "--".into(), "/x".into()],
-            mounts: vec![
-                mount("/", "fuse.fuse-overlayfs", "ro,relatime"),
-                mount(
-                    "/etc/claude-code",
-                    "tmpfs",
-                    "rw,nosuid,nodev,noexec,relatime,size=8192k,uid=1000,gid=1000",
-                ),
-                mount("/home/node", "tmpfs", tmpfs),
-                mount("/tmp", "tmpfs", tmpfs),
-                mount("/work", "tmpfs", tmpfs),
-                mount("/evidence", "ext4", "rw,relatime"),
-            ],
-        }
+        crate::synthetic::conforming_observation()
     }
 
     #[test]
