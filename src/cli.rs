@@ -2,8 +2,6 @@
 //! `keygen`, `sign`. Each command reports progress on stderr and, with `--json`, one machine
 //! summary object on stdout — nothing else ever goes to stdout. Exit codes are `exit`'s.
 
-use crate::engine::docker::DockerEngine;
-use crate::engine::Engine;
 use crate::exit::{CommandError, Outcome, USAGE};
 use crate::pack::Candidate;
 use crate::toolchain::{build_static, read_bin, workspace_root};
@@ -191,12 +189,7 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
 }
 
 async fn sweep(args: SweepArgs) -> Result<Outcome, CommandError> {
-    let host = DockerEngine::host_from_env();
-    let engine = DockerEngine::connect(&host).map_err(|e| CommandError::from_ping(&host, e))?;
-    engine
-        .ping()
-        .await
-        .map_err(|e| CommandError::from_ping(&host, e))?;
+    let engine = crate::run::reach_engine().await?;
     let report = crate::run::sweep_stale(&engine, true, crate::run::owner_is_live).await?;
     for e in &report.errors {
         eprintln!("scopebox: {e}");

@@ -104,6 +104,18 @@ pub fn load_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
     Ok((matrix, bytes))
 }
 
+/// The engine at `DOCKER_HOST` (else the default socket), once it has answered a ping; a
+/// failure to reach it is `EngineUnreachable` (exit 3, with the address tried).
+pub async fn reach_engine() -> Result<DockerEngine, CommandError> {
+    let host = DockerEngine::host_from_env();
+    let engine = DockerEngine::connect(&host).map_err(|e| CommandError::from_ping(&host, e))?;
+    engine
+        .ping()
+        .await
+        .map_err(|e| CommandError::from_ping(&host, e))?;
+    Ok(engine)
+}
+
 /// `scopebox run`.
 pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let started_at = SystemTime::now();
@@ -126,12 +138,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let (policy, policy_bytes) = boundary::load_policy(&root)?;
     let (recipe, recipe_bytes) = Recipe::load(&root)?;
 
-    let host = DockerEngine::host_from_env();
-    let engine = DockerEngine::connect(&host).map_err(|e| CommandError::from_ping(&host, e))?;
-    engine
-        .ping()
-        .await
-        .map_err(|e| CommandError::from_ping(&host, e))?;
+    let engine = reach_engine().await?;
 
     let prepare = async {
         // Build what the image needs (the candidate too, unless one was given).
