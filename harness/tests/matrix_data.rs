@@ -3,7 +3,7 @@
 //! sentinel (directly or through a symlink to it), every case with servers carries a canary in
 //! every sensitive field kind, and the stall fixture stalls at its second case.
 
-use crate::support::{assert_every_canary_planted, runs_sentinel, shipped};
+use crate::support::{args_of, assert_every_canary_planted, runs_sentinel, shipped};
 use scopebox_receipts::judge;
 use scopebox_receipts::matrix::{Case, Fault, FileContent, FixtureEntry, Matrix};
 use serde_json::Value;
@@ -101,13 +101,7 @@ fn every_case_with_servers_plants_a_canary_in_every_sensitive_field() {
                 if let Some(u) = str_of("url") {
                     *kinds.entry("url").or_default() |= is_canary(u);
                 }
-                for a in s
-                    .get("args")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let a = a.as_str().unwrap_or_default();
+                for a in args_of(s) {
                     assert!(is_canary(a), "{case}: {path}: arg {a:?} carries no canary");
                 }
                 for (field, names, values) in [

@@ -8,6 +8,7 @@ use scopebox_receipts::evidence::CaseRecord;
 use scopebox_receipts::judge;
 use scopebox_receipts::layout::SENTINEL_BIN;
 use scopebox_receipts::matrix::{Case, FixtureEntry, Matrix};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -89,6 +90,16 @@ pub fn assert_every_canary_planted(m: &Matrix) {
             "canary {canary} is never planted"
         );
     }
+}
+
+/// The arguments a server declaration lists (a non-string argument as "").
+pub fn args_of(server: &Value) -> impl Iterator<Item = &str> {
+    server
+        .get("args")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|a| a.as_str().unwrap_or_default())
 }
 
 /// Whether `cmd`, a server command in one of `c`'s fixture files, runs the sentinel: it is the

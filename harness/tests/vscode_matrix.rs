@@ -8,8 +8,8 @@
 //! container paths, and `~/.claude.json` project keys.
 
 use crate::support::{
-    assert_every_canary_planted, host_stable, layout, mcpscope_bin, run_and_replay, runs_sentinel,
-    shipped,
+    args_of, assert_every_canary_planted, host_stable, layout, mcpscope_bin, run_and_replay,
+    runs_sentinel, shipped,
 };
 use scopebox_receipts::judge;
 use scopebox_receipts::matrix::{Case, FixtureEntry, Matrix};
@@ -178,13 +178,7 @@ fn every_stdio_server_runs_the_sentinel_and_carries_canaries() {
                     };
                     stdio += 1;
                     assert!(runs_sentinel(c, cmd), "{}: {path}: {name} runs {cmd}", c.id);
-                    for a in s
-                        .get("args")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
-                        let a = a.as_str().unwrap_or_default();
+                    for a in args_of(s) {
                         assert!(
                             is_canary(a),
                             "{}: {path}: arg {a:?} carries no canary",
