@@ -359,6 +359,31 @@ pub struct Shape {
     pub header_count: usize,
 }
 
+impl Shape {
+    /// A shape with `problems` (valid exactly when there are none), `transport` and the known
+    /// `fields` present; the counts start at zero.
+    pub fn new(
+        problems: Vec<&'static str>,
+        transport: Transport,
+        fields: Vec<&'static str>,
+    ) -> Shape {
+        Shape {
+            valid: problems.is_empty(),
+            problems,
+            transport,
+            fields,
+            arg_count: 0,
+            env_count: 0,
+            header_count: 0,
+        }
+    }
+
+    /// The shape of an entry that is not an object: `problem` and nothing else.
+    pub fn not_object(problem: &'static str) -> Shape {
+        Shape::new(vec![problem], Transport::Unknown, Vec::new())
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Transport {

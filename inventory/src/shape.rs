@@ -20,6 +20,14 @@ pub const CLAUDE_FIELDS: [&str; 7] = [
     "url",
 ];
 
+/// The `type` values a Claude Code entry may name.
+const CLAUDE_TYPES: [(&str, Transport); 4] = [
+    ("stdio", Transport::Stdio),
+    ("http", Transport::Http),
+    ("sse", Transport::Sse),
+    ("ws", Transport::Ws),
+];
+
 /// Shape of a Claude Code `mcpServers` entry.
 ///
 /// Transport: `type` when it is `stdio`/`http`/`sse`/`ws`; without `type`, an
@@ -28,15 +36,7 @@ pub const CLAUDE_FIELDS: [&str; 7] = [
 /// required field, then each known field's type.
 pub fn claude_code(entry: &Value) -> Shape {
     let Some(obj) = entry.as_object() else {
-        return Shape {
-            valid: false,
-            problems: vec!["entry-not-object"],
-            transport: Transport::Unknown,
-            fields: Vec::new(),
-            arg_count: 0,
-            env_count: 0,
-            header_count: 0,
-        };
+        return Shape::not_object("entry-not-object");
     };
     // One pass over the members (entries can have many unknown fields).
     let mut known: [Option<&Value>; CLAUDE_FIELDS.len()] = [None; CLAUDE_FIELDS.len()];
@@ -47,22 +47,66 @@ pub fn claude_code(entry: &Value) -> Shape {
     }
     let [args, command, env, headers, headers_helper, ty, url] = known;
     let mut problems = Vec::new();
+    let p = &mut problems;
+    let transport = transport(ty, command.is_some(), url.is_some(), &CLAUDE_TYPES, None, p);
+    string_value(command, "command-not-string", "empty-command", p);
+    let (arg_count, _) = string_array_value(args, "args-not-array", "arg-not-string", p);
+    let env_count = map_value(env, "env-not-object", "env-value-not-string", is_string, p);
+    string_value(url, "url-not-string", "empty-url", p);
+    let header_count = map_value(
+        headers,
+        "headers-not-object",
+        "header-value-not-string",
+        is_string,
+        p,
+    );
+    string_value(
+        headers_helper,
+        "headers-helper-not-string",
+        "empty-headers-helper",
+        p,
+    );
+
+    let fields = CLAUDE_FIELDS
+        .iter()
+        .zip(known)
+        .filter_map(|(name, v)| v.map(|_| *name))
+        .collect();
+    Shape {
+        arg_count,
+        env_count,
+        header_count,
+        ..Shape::new(problems, transport, fields)
+    }
+}
+
+/// The transport an entry declares, and the field that transport then needs.
+///
+/// `type`, when present, must be a string naming one of `types`; without it, `command` means
+/// stdio, a lone `url` means `url_alone` (`None`: `missing-type`), and an entry with neither
+/// is `missing-command`. A stdio entry needs `command`; a remote one needs `url`. Problems are
+/// pushed in that order (type, then required field).
+pub fn transport(
+    ty: Option<&Value>,
+    command: bool,
+    url: bool,
+    types: &[(&str, Transport)],
+    url_alone: Option<Transport>,
+    problems: &mut Vec<&'static str>,
+) -> Transport {
     let transport = match ty {
-        None if command.is_some() => Transport::Stdio,
-        None if url.is_some() => {
+        None if command => Transport::Stdio,
+        None if url => url_alone.unwrap_or_else(|| {
             problems.push("missing-type");
             Transport::Unknown
-        }
+        }),
         None => {
             problems.push("missing-command");
             Transport::Unknown
         }
-        Some(Value::String(t)) => match t.as_ref() {
-            "stdio" => Transport::Stdio,
-            "http" => Transport::Http,
-            "sse" => Transport::Sse,
-            "ws" => Transport::Ws,
-            _ => {
+        Some(Value::String(t)) => match types.iter().find(|(name, _)| *name == t.as_ref()) {
+            Some(&(_, transport)) => transport,
+            None => {
                 problems.push("unsupported-type");
                 Transport::Unknown
             }
@@ -73,39 +117,11 @@ pub fn claude_code(entry: &Value) -> Shape {
         }
     };
     match transport {
-        Transport::Stdio if command.is_none() => problems.push("missing-command"),
-        Transport::Http | Transport::Sse | Transport::Ws if url.is_none() => {
-            problems.push("missing-url")
-        }
+        Transport::Stdio if !command => problems.push("missing-command"),
+        Transport::Http | Transport::Sse | Transport::Ws if !url => problems.push("missing-url"),
         _ => {}
     }
-    let p = &mut problems;
-    string_value(command, "command-not-string", "empty-command", p);
-    let arg_count = string_array_value(args, "args-not-array", "arg-not-string", p);
-    let env_count = string_map_value(env, "env-not-object", "env-value-not-string", p);
-    string_value(url, "url-not-string", "empty-url", p);
-    let header_count =
-        string_map_value(headers, "headers-not-object", "header-value-not-string", p);
-    string_value(
-        headers_helper,
-        "headers-helper-not-string",
-        "empty-headers-helper",
-        p,
-    );
-
-    Shape {
-        valid: problems.is_empty(),
-        problems,
-        transport,
-        fields: CLAUDE_FIELDS
-            .iter()
-            .zip(known)
-            .filter_map(|(name, v)| v.map(|_| *name))
-            .collect(),
-        arg_count,
-        env_count,
-        header_count,
-    }
+    transport
 }
 
 /// The subset of `known` (already sorted) present in `obj`.
@@ -151,26 +167,29 @@ pub fn check_string_array(
     item_not_string: &'static str,
     problems: &mut Vec<&'static str>,
 ) -> usize {
-    string_array_value(obj.get(key), not_array, item_not_string, problems)
+    string_array_value(obj.get(key), not_array, item_not_string, problems).0
 }
 
-fn string_array_value(
+/// An array of strings when present: its length (0 when absent or not an
+/// array) and whether it is absent or one.
+pub fn string_array_value(
     v: Option<&Value>,
     not_array: &'static str,
     item_not_string: &'static str,
     problems: &mut Vec<&'static str>,
-) -> usize {
+) -> (usize, bool) {
     match v {
-        None => 0,
+        None => (0, true),
         Some(Value::Array(items)) => {
-            if items.iter().any(|v| v.as_str().is_none()) {
+            let ok = items.iter().all(is_string);
+            if !ok {
                 problems.push(item_not_string);
             }
-            items.len()
+            (items.len(), ok)
         }
         Some(_) => {
             problems.push(not_array);
-            0
+            (0, false)
         }
     }
 }
@@ -184,20 +203,29 @@ pub fn check_string_map(
     value_not_string: &'static str,
     problems: &mut Vec<&'static str>,
 ) -> usize {
-    string_map_value(obj.get(key), not_object, value_not_string, problems)
+    map_value(
+        obj.get(key),
+        not_object,
+        value_not_string,
+        is_string,
+        problems,
+    )
 }
 
-fn string_map_value(
+/// An object whose every value passes `value_ok`, when present; returns its
+/// member count (0 when absent or not an object).
+pub fn map_value(
     v: Option<&Value>,
     not_object: &'static str,
-    value_not_string: &'static str,
+    bad_value: &'static str,
+    value_ok: fn(&Value) -> bool,
     problems: &mut Vec<&'static str>,
 ) -> usize {
     match v {
         None => 0,
         Some(Value::Object(m)) => {
-            if m.iter().any(|(_, v)| v.as_str().is_none()) {
-                problems.push(value_not_string);
+            if m.iter().any(|(_, v)| !value_ok(v)) {
+                problems.push(bad_value);
             }
             m.len()
         }
@@ -206,6 +234,11 @@ fn string_map_value(
             0
         }
     }
+}
+
+/// Whether a JSON value is a string.
+pub fn is_string(v: &Value) -> bool {
+    v.as_str().is_some()
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 
 use crate::json::{Object, Value};
 use crate::model::{Shape, Transport};
-use crate::shape::present_fields;
+use crate::shape::{is_string, map_value, present_fields, string_array_value};
 
 use super::{js, url};
 
@@ -134,23 +134,11 @@ pub fn normalized_name(name: &str) -> Option<String> {
     (!n.is_empty()).then_some(n)
 }
 
-fn shape(problems: Vec<&'static str>, transport: Transport, fields: Vec<&'static str>) -> Shape {
-    Shape {
-        valid: problems.is_empty(),
-        problems,
-        transport,
-        fields,
-        arg_count: 0,
-        env_count: 0,
-        header_count: 0,
-    }
-}
-
 /// A row that is nothing but its problem (not an object).
 fn not_object(name: String, problem: &'static str) -> Row {
     Row {
         name,
-        shape: shape(vec![problem], Transport::Unknown, Vec::new()),
+        shape: Shape::not_object(problem),
         disabled: false,
         skipped: false,
         placeholder_count: 0,
@@ -189,24 +177,23 @@ pub fn json_row(name: &str, entry: &Value, fold_case: bool) -> Row {
     let ty = string_field(obj, "type", "type-not-string", &mut p);
     let transport = string_field(obj, "transport", "transport-not-string", &mut p);
     let command = string_field(obj, "command", "command-not-string", &mut p);
-    let (arg_count, _) = string_array(obj.get("args"), "args-not-array", "arg-not-string", &mut p);
-    let env_count = string_map(
-        obj,
-        "env",
+    let (arg_count, _) =
+        string_array_value(obj.get("args"), "args-not-array", "arg-not-string", &mut p);
+    let env_count = map_value(
+        obj.get("env"),
         "env-not-object",
         "env-value-not-string",
-        false,
+        is_string,
         &mut p,
     );
     string_field(obj, "cwd", "cwd-not-string", &mut p);
     let url = string_field(obj, "url", "url-not-string", &mut p);
     let http_url = string_field(obj, "httpUrl", "http-url-not-string", &mut p);
-    let header_count = string_map(
-        obj,
-        "headers",
+    let header_count = map_value(
+        obj.get("headers"),
         "headers-not-object",
         "header-value-not-string",
-        false,
+        is_string,
         &mut p,
     );
     boolean_field(obj, "enabled", "enabled-not-boolean", &mut p);
@@ -230,7 +217,7 @@ pub fn json_row(name: &str, entry: &Value, fold_case: bool) -> Row {
         ("includeTools", "include-tools-invalid"),
         ("excludeTools", "exclude-tools-invalid"),
     ] {
-        if obj.get(key).is_some() && !string_array(obj.get(key), "", "", &mut Vec::new()).1 {
+        if obj.get(key).is_some() && !string_array_value(obj.get(key), "", "", &mut Vec::new()).1 {
             p.push(code);
         }
     }
@@ -304,7 +291,7 @@ pub fn json_row(name: &str, entry: &Value, fold_case: bool) -> Row {
         }),
         _ => None,
     };
-    let mut sh = shape(p, transport, present_fields(obj, &FIELDS));
+    let mut sh = Shape::new(p, transport, present_fields(obj, &FIELDS));
     (sh.arg_count, sh.env_count, sh.header_count) = (arg_count, env_count, header_count);
     Row {
         name: name.to_owned(),
@@ -351,29 +338,6 @@ fn boolean_field(
     }
 }
 
-/// An array of strings when present: (its length, whether it is one).
-fn string_array(
-    v: Option<&Value>,
-    not_array: &'static str,
-    item_not_string: &'static str,
-    p: &mut Vec<&'static str>,
-) -> (usize, bool) {
-    match v {
-        None => (0, true),
-        Some(Value::Array(items)) => {
-            let ok = items.iter().all(|v| v.as_str().is_some());
-            if !ok {
-                p.push(item_not_string);
-            }
-            (items.len(), ok)
-        }
-        Some(_) => {
-            p.push(not_array);
-            (0, false)
-        }
-    }
-}
-
 /// `z.number().int().min(1).max(max)` (zod 4: finite, a safe integer), or
 /// absent.
 fn int_field(v: Option<&Value>, max: f64) -> bool {
@@ -410,34 +374,14 @@ fn tools_ok(v: Option<&Value>) -> bool {
         None => true,
         Some(Value::Object(t)) => ["allow", "deny"]
             .iter()
-            .all(|k| string_array(t.get(k), "", "", &mut Vec::new()).1),
+            .all(|k| string_array_value(t.get(k), "", "", &mut Vec::new()).1),
         Some(_) => false,
     }
 }
 
-/// An object of string values (or nulls, when `null_ok`); its member count.
-fn string_map(
-    obj: &Object,
-    key: &str,
-    not_object: &'static str,
-    value_not_string: &'static str,
-    null_ok: bool,
-    p: &mut Vec<&'static str>,
-) -> usize {
-    match obj.get(key) {
-        None => 0,
-        Some(Value::Object(m)) => {
-            let bad = |v: &Value| !(v.as_str().is_some() || null_ok && *v == Value::Null);
-            if m.iter().any(|(_, v)| bad(v)) {
-                p.push(value_not_string);
-            }
-            m.len()
-        }
-        Some(_) => {
-            p.push(not_object);
-            0
-        }
-    }
+/// A string, or null (a deletion in a native YAML row's env and headers).
+fn string_or_null(v: &Value) -> bool {
+    is_string(v) || *v == Value::Null
 }
 
 // ---- the native YAML rows (src/mcp-file.ts, src/model.ts) ----
@@ -499,7 +443,7 @@ pub fn yaml_row(candidate: &Value, fold_case: bool) -> Row {
     let Some(c) = config else {
         return Row {
             name,
-            shape: shape(p, Transport::Unknown, Vec::new()),
+            shape: Shape::new(p, Transport::Unknown, Vec::new()),
             disabled,
             skipped: false,
             placeholder_count: 0,
@@ -542,12 +486,11 @@ pub fn yaml_row(candidate: &Value, fold_case: bool) -> Row {
                 Some(Value::String(_)) => {}
                 Some(_) => p.push("command-not-string"),
             }
-            env_count = string_map(
-                c,
-                "env",
+            env_count = map_value(
+                c.get("env"),
                 "env-not-object",
                 "env-value-not-string",
-                true,
+                string_or_null,
                 &mut p,
             );
         }
@@ -560,12 +503,11 @@ pub fn yaml_row(candidate: &Value, fold_case: bool) -> Row {
                 Some(Value::String(_)) => {}
                 Some(_) => p.push("url-not-string"),
             }
-            header_count = string_map(
-                c,
-                "headers",
+            header_count = map_value(
+                c.get("headers"),
                 "headers-not-object",
                 "header-value-not-string",
-                true,
+                string_or_null,
                 &mut p,
             );
         }
@@ -578,7 +520,7 @@ pub fn yaml_row(candidate: &Value, fold_case: bool) -> Row {
     let identity = (plugin == Some(MCP_CLIENT))
         .then(|| yaml_identity(c, fold_case))
         .flatten();
-    let mut sh = shape(p, transport, yaml_fields(c, row));
+    let mut sh = Shape::new(p, transport, yaml_fields(c, row));
     (sh.arg_count, sh.env_count, sh.header_count) = (arg_count, env_count, header_count);
     Row {
         enters_chain,

@@ -11,7 +11,9 @@
 
 use crate::json::{Object, Value};
 use crate::model::{Shape, Transport};
-use crate::shape::{check_string, check_string_array, check_string_map, present_fields};
+use crate::shape::{
+    check_string, check_string_array, check_string_map, map_value, present_fields, transport,
+};
 
 /// Known VS Code `servers` entry fields, sorted (the `fields` order).
 pub const VSCODE_FIELDS: [&str; 9] = [
@@ -21,6 +23,21 @@ pub const VSCODE_FIELDS: [&str; 9] = [
 /// Known portable (`mcpServers`) entry fields, sorted.
 pub const PORTABLE_FIELDS: [&str; 9] = [
     "args", "command", "cwd", "env", "headers", "timeout", "tools", "type", "url",
+];
+
+/// The `type` values a VS Code entry may name.
+const VSCODE_TYPES: [(&str, Transport); 3] = [
+    ("stdio", Transport::Stdio),
+    ("http", Transport::Http),
+    ("sse", Transport::Sse),
+];
+
+/// The `type` values a portable entry may name.
+const PORTABLE_TYPES: [(&str, Transport); 4] = [
+    ("local", Transport::Stdio),
+    ("stdio", Transport::Stdio),
+    ("http", Transport::Http),
+    ("sse", Transport::Sse),
 ];
 
 /// Which entry grammar a container uses.
@@ -48,50 +65,24 @@ pub fn portable(entry: &Value) -> Shape {
 
 fn shape(entry: &Value, format: EntryFormat) -> Shape {
     let Some(obj) = entry.as_object() else {
-        return Shape {
-            valid: false,
-            problems: vec!["entry-not-object"],
-            transport: Transport::Unknown,
-            fields: Vec::new(),
-            arg_count: 0,
-            env_count: 0,
-            header_count: 0,
-        };
+        return Shape::not_object("entry-not-object");
     };
     let mut problems = Vec::new();
     let has = |k: &str| obj.get(k).is_some();
-    let transport = match obj.get("type") {
-        None if has("command") => Transport::Stdio,
-        // VS Code infers a remote server from `url`; the portable format
-        // needs an explicit `type` for it.
-        None if has("url") && format == EntryFormat::VsCode => Transport::Http,
-        None if has("url") => {
-            problems.push("missing-type");
-            Transport::Unknown
-        }
-        None => {
-            problems.push("missing-command");
-            Transport::Unknown
-        }
-        Some(Value::String(t)) => match (t.as_ref(), format) {
-            ("stdio", _) | ("local", EntryFormat::Portable) => Transport::Stdio,
-            ("http", _) => Transport::Http,
-            ("sse", _) => Transport::Sse,
-            _ => {
-                problems.push("unsupported-type");
-                Transport::Unknown
-            }
-        },
-        Some(_) => {
-            problems.push("type-not-string");
-            Transport::Unknown
-        }
+    // VS Code infers a remote server from `url`; the portable format needs an
+    // explicit `type` for it.
+    let (types, url_alone): (&[_], _) = match format {
+        EntryFormat::VsCode => (&VSCODE_TYPES, Some(Transport::Http)),
+        EntryFormat::Portable => (&PORTABLE_TYPES, None),
     };
-    match transport {
-        Transport::Stdio if !has("command") => problems.push("missing-command"),
-        Transport::Http | Transport::Sse if !has("url") => problems.push("missing-url"),
-        _ => {}
-    }
+    let transport = transport(
+        obj.get("type"),
+        has("command"),
+        has("url"),
+        types,
+        url_alone,
+        &mut problems,
+    );
     check_string(
         obj,
         "command",
@@ -159,37 +150,28 @@ fn shape(entry: &Value, format: EntryFormat) -> Shape {
         EntryFormat::Portable => present_fields(obj, &PORTABLE_FIELDS),
     };
     Shape {
-        valid: problems.is_empty(),
-        problems,
-        transport,
-        fields,
         arg_count,
         env_count,
         header_count,
+        ..Shape::new(problems, transport, fields)
     }
 }
 
 /// VS Code `env`: an object whose values are strings, finite numbers or
 /// null. Returns its member count (0 when absent or not an object).
 fn check_vscode_env(obj: &Object, problems: &mut Vec<&'static str>) -> usize {
-    match obj.get("env") {
-        None => 0,
-        Some(Value::Object(m)) => {
-            let ok = |v: &Value| match v {
-                Value::String(_) | Value::Null => true,
-                Value::Number(n) => is_finite(n),
-                _ => false,
-            };
-            if m.iter().any(|(_, v)| !ok(v)) {
-                problems.push("env-value-not-string-number-or-null");
-            }
-            m.len()
-        }
-        Some(_) => {
-            problems.push("env-not-object");
-            0
-        }
-    }
+    let ok = |v: &Value| match v {
+        Value::String(_) | Value::Null => true,
+        Value::Number(n) => is_finite(n),
+        _ => false,
+    };
+    map_value(
+        obj.get("env"),
+        "env-not-object",
+        "env-value-not-string-number-or-null",
+        ok,
+        problems,
+    )
 }
 
 /// Whether a JSON number (kept as its text) is finite as a double, the way a
