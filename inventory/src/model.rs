@@ -328,7 +328,11 @@ pub struct ShadowedBy {
 #[serde(rename_all = "camelCase")]
 pub struct DshRow {
     /// Would mount by the static rules: valid shape, not `disabled`, not
-    /// skipped (`enabled: false`), not shadowed. Host-time facts (`${VAR}`
+    /// skipped (`enabled: false`), and first in the merge that decides its
+    /// mounting (the project's merge for a project row, the user layers' own
+    /// merge for a user row). So a user-layer row whose `shadowedBy` is a
+    /// project row is still active: DSH mounts it once per host and only
+    /// hides it from this project's sessions. Host-time facts (`${VAR}`
     /// unset, spawn failures) are not known.
     pub active: bool,
     /// A `disabled: true` placeholder: holds its keys, mounts nothing.

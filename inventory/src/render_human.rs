@@ -242,9 +242,21 @@ fn write_server(o: &mut String, v: &Server) -> std::fmt::Result {
         writeln!(o, "      same name in: {}", by.join(", "))?;
     }
     if let Some(Some(by)) = &v.shadowed_by {
+        // A dsh row that names a shadower yet holds its keys won its own
+        // merge: a user row a project row collides with. DSH mounts it once
+        // per host and only hides it from this project's sessions.
+        let hidden = v.dsh.as_ref().filter(|d| !d.claims.is_empty());
+        let (lead, tail) = match hidden {
+            Some(d) if d.active => (
+                "hidden from this project's sessions by",
+                "; still mounted for other projects",
+            ),
+            Some(_) => ("hidden from this project's sessions by", ""),
+            None => ("shadowed by", ""),
+        };
         writeln!(
             o,
-            "      shadowed by: {} in {} (same {})",
+            "      {lead}: {} in {} (same {}){tail}",
             sanitize(&by.name),
             by.scope,
             by.key
