@@ -10,9 +10,9 @@
 #   A. all six DSH layers present (--dsh-profile web): both YAML managed blocks with content
 #      outside the markers, three JSON layers, 30 rows with shadowing on every key,
 #      disabled/skipped rows and ${VAR} references.  Target: median <= 3 ms.
-#   B. a 1 MiB <root>/.dsh/mcp.yml managed block (exactly 1,048,576 bytes) with ~2,900 rows.
+#   B. a 1 MiB <root>/.dsh/mcp.yml managed block (exactly 1,048,576 bytes) with ~4,000 rows.
 #   C. a billion-laughs block (9^11 nodes if expanded): refused by the alias bound.
-#   D. a 1 MiB ~/.dsh/mcp.json with ~9,000 servers, all colliding on the normalized name.
+#   D. a 1 MiB ~/.dsh/mcp.json with ~19,800 servers colliding in pairs on the normalized name.
 set -euo pipefail
 
 # The tool check, the static build ($bin), $work, bench_header and bench_measure.
