@@ -137,9 +137,10 @@ pub enum Reason {
     /// possible bare-map declaration); no interpretation is chosen.
     MixedContainer,
     // --- dsh (profile/dsh) ---
-    /// A managed-block begin marker without its end marker.
+    /// A managed-block begin marker without its end marker (or without a
+    /// newline after it), found the way DSH finds markers: first occurrence.
     UnterminatedBlock,
-    /// An end marker before any begin, a second begin, or a second block.
+    /// An end marker without a begin, or the first end before the first begin.
     UnbalancedMarkers,
     /// YAML aliases would copy in more nodes than the bound allows.
     AliasLimit,
