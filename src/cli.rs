@@ -15,7 +15,8 @@ use std::process::ExitCode;
     version,
     about = "Evidence harness for mcpscope: pack, run the fixture matrix in a locked-down container, write a receipt bundle",
     after_help = "Exit codes: 0 success; 1 a case, control, boundary check or step failed; 2 usage or refused input; \
-3 Docker engine unreachable; 124 deadline passed; 130 interrupted."
+3 Docker engine unreachable; 124 deadline passed; 130 interrupted. \
+Every Docker engine call except the container wait has its own 120 s limit."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -79,7 +80,8 @@ pub struct RunArgs {
     /// joined) [default: the shipped matrix, harness/matrix/{claude-code,vscode,dsh}.json]
     #[arg(long, value_name = "FILE")]
     pub matrix: Vec<PathBuf>,
-    /// Seconds the container may run before it is killed (its evidence is still exported)
+    /// Seconds the container may run before it is killed (its evidence is still exported);
+    /// every other engine call has its own 120 s limit
     #[arg(long, value_name = "SECONDS", default_value_t = crate::run::DEFAULT_DEADLINE_SECS,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub deadline: u64,

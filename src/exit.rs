@@ -4,11 +4,15 @@
 //! | code | meaning |
 //! |------|---------|
 //! | 0    | success: every case passed, both controls behaved, the boundary was met, cleanup done |
-//! | 1    | the run (or a command) failed: a case, control, boundary check, build or engine step |
+//! | 1    | the run (or a command) failed: a case, control, boundary check, build or engine step (including an engine call that did not answer within 120 s) |
 //! | 2    | usage: bad arguments, a non-empty `--out`, a refused candidate (digest mismatch), an invalid matrix — nothing was run |
-//! | 3    | the Docker engine is unreachable (the hint names the address tried) |
+//! | 3    | the Docker engine is unreachable, or did not answer its first ping within 120 s (the hint names the address tried) |
 //! | 124  | the deadline passed; the container was killed, its evidence still exported |
 //! | 130  | interrupted by Ctrl-C; container and volume removed |
+//!
+//! Every engine call except the container wait (which `--deadline` bounds) has its own 120 s
+//! limit (`run::STEP_TIMEOUT`): a hung engine ends the run with "failed to {call}: the Docker
+//! engine did not answer within 120 s", and cleanup is still attempted.
 //!
 //! Nothing else in the crate calls `std::process::exit` or picks a number.
 

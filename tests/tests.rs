@@ -19,5 +19,8 @@ mod pack;
 // bundle; the stall fault matrix hits the deadline (124), is killed, exported, and removed.
 mod run;
 
+// Ctrl-C (SIGINT) while the container runs: exit 130, the run's container and volume gone.
+mod interrupt;
+
 // `scopebox sweep` and the start-of-run sweep: leftovers of dead runs go, live runs stay.
 mod sweep;

@@ -7,15 +7,21 @@ use bollard::models::ContainerCreateBody;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
-/// Steps that can be told to fail or hang.
+/// Steps that can be told to fail or hang (the wait has its own `WaitBehaviour`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Step {
+    Ping,
+    LoadImage,
+    InspectImage,
     CreateVolume,
     CreateContainer,
     Start,
+    Kill,
     Download,
     InspectContainer,
     RemoveContainer,
+    RemoveVolume,
+    List,
 }
 
 /// How `wait_container` behaves.
@@ -150,17 +156,21 @@ impl Engine for Fake {
 
     async fn ping(&self) -> Result<(), EngineError> {
         self.call("ping".into());
-        Ok(())
+        self.gate(Step::Ping, "reach the engine".into()).await
     }
 
     async fn load_image(&self, _archive: Vec<u8>) -> Result<(), EngineError> {
         self.call("load_image".into());
+        self.gate(Step::LoadImage, "load the image archive".into())
+            .await?;
         self.state.lock().unwrap().image_absent = false;
         Ok(())
     }
 
     async fn inspect_image(&self, id: &str) -> Result<Option<Vec<u8>>, EngineError> {
         self.call(format!("inspect_image {id}"));
+        self.gate(Step::InspectImage, format!("inspect image {id}"))
+            .await?;
         if self.state.lock().unwrap().image_absent {
             return Ok(None);
         }
@@ -184,6 +194,8 @@ impl Engine for Fake {
 
     async fn remove_volume(&self, name: &str) -> Result<(), EngineError> {
         self.call(format!("remove_volume {name}"));
+        self.gate(Step::RemoveVolume, format!("remove volume {name}"))
+            .await?;
         self.remove(ObjectKind::Volume, name, format!("remove volume {name}"))
     }
 
@@ -243,6 +255,9 @@ impl Engine for Fake {
 
     async fn kill_container(&self, id: &str) -> Result<(), EngineError> {
         self.call(format!("kill {id}"));
+        // Hanging here models a kill the engine never confirmed: the container keeps running.
+        self.gate(Step::Kill, format!("kill container {id}"))
+            .await?;
         self.state.lock().unwrap().killed = true;
         Ok(())
     }
@@ -281,6 +296,8 @@ impl Engine for Fake {
 
     async fn list(&self, label: &str) -> Result<Vec<Labelled>, EngineError> {
         self.call(format!("list {label}"));
+        self.gate(Step::List, format!("list what carries {label}"))
+            .await?;
         let (key, value) = match label.split_once('=') {
             Some((k, v)) => (k, Some(v)),
             None => (label, None),

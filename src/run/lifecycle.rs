@@ -1,14 +1,17 @@
 //! The container lifecycle of one evidence run, and the label sweeps around it. In order:
 //! create the labelled volume, create and start the container, follow its logs while waiting
 //! under the deadline (`tokio::time::timeout`), and on expiry kill it FIRST; then copy
-//! `/evidence` out, inspect container and image, and finally — on every path: success, failure,
-//! deadline, Ctrl-C — remove the container and the volume and sweep by `scopebox.run=<id>`.
+//! `/evidence` out (only once the engine confirmed it stopped), inspect container and image,
+//! and finally — on every path: success, failure, deadline, Ctrl-C — remove the container and
+//! the volume and sweep by `scopebox.run=<id>`. Every other engine call is under its own
+//! `STEP_TIMEOUT`.
 //! Every step's failure is recorded, never thrown past the cleanup; every step the engine
 //! confirmed is logged in order with its offset from the run's start (`Record::events`, written
 //! to `outer/execution.json`), so the verifier can check the order rather than trust it. It
 //! never judges the evidence and never writes the bundle (that is `receipt`).
 
 use crate::boundary::Names;
+use crate::engine::docker::short;
 use crate::engine::{
     Engine, EngineError, EngineErrorKind, Labelled, Labels, ObjectKind, KEEP_LABEL, OWNER_LABEL,
     RUN_LABEL,
@@ -29,20 +32,29 @@ pub const DEFAULT_DEADLINE_SECS: u64 = 180;
 const STOP_GRACE: Duration = Duration::from_secs(10);
 /// After a normal exit, how long the remaining log lines may take to arrive.
 const LOG_DRAIN: Duration = Duration::from_secs(2);
-/// Bound on any single engine call other than the wait (which the deadline bounds): a hung
-/// engine must not hang the run, and cleanup must still be attempted.
+/// Bound on any single engine call other than the container wait (which the deadline bounds,
+/// and `STOP_GRACE` after a kill) and the log stream (read only during that wait): a hung engine
+/// must not hang the run, and cleanup must still be attempted. Every other call — ping, image
+/// load and inspect, the sweeps — goes through `bounded`.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// An engine call under `STEP_TIMEOUT`.
-async fn bounded<T>(call: impl Future<Output = Result<T, EngineError>>) -> Result<T, EngineError> {
+/// An engine call under `STEP_TIMEOUT`; `what` fits "failed to {what}" and names the call, so
+/// the error says which step the engine never answered ("failed to start container c1: the
+/// Docker engine did not answer within 120 s").
+pub(crate) async fn bounded<T>(
+    what: impl Into<String>,
+    call: impl Future<Output = Result<T, EngineError>>,
+) -> Result<T, EngineError> {
     match tokio::time::timeout(STEP_TIMEOUT, call).await {
         Ok(result) => result,
-        Err(_) => Err(EngineError::new(
-            format!(
-                "get an answer from the Docker engine within {} s",
-                STEP_TIMEOUT.as_secs()
+        Err(_) => Err(EngineError::new(what, EngineErrorKind::Other).with_source(
+            std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "the Docker engine did not answer within {} s",
+                    STEP_TIMEOUT.as_secs()
+                ),
             ),
-            EngineErrorKind::Other,
         )),
     }
 }
@@ -173,7 +185,7 @@ pub async fn lifecycle<E: Engine, W: Write>(
         rec.log(plan, EventKind::Interrupted);
         if let Some(id) = rec.container_id.clone() {
             if !rec.killed {
-                kill(engine, plan, &mut rec, &id).await;
+                let _ = kill(engine, plan, &mut rec, &id).await;
             }
         }
     }
@@ -187,19 +199,33 @@ async fn steps<E: Engine, W: Write>(
     rec: &mut Record,
     progress: &mut Progress<W>,
 ) {
-    if let Err(e) = bounded(engine.create_volume(&plan.names.volume, &plan.labels)).await {
+    if let Err(e) = bounded(
+        format!("create volume {}", plan.names.volume),
+        engine.create_volume(&plan.names.volume, &plan.labels),
+    )
+    .await
+    {
         return rec.fail(e);
     }
     rec.volume_created = true;
     rec.log(plan, EventKind::VolumeCreated);
-    let id = match bounded(engine.create_container(&plan.names.container, plan.body.clone())).await
+    let id = match bounded(
+        format!("create container {}", plan.names.container),
+        engine.create_container(&plan.names.container, plan.body.clone()),
+    )
+    .await
     {
         Ok(id) => id,
         Err(e) => return rec.fail(e),
     };
     rec.container_id = Some(id.clone());
     rec.log(plan, EventKind::ContainerCreated);
-    if let Err(e) = bounded(engine.start_container(&id)).await {
+    if let Err(e) = bounded(
+        format!("start container {}", short(&id)),
+        engine.start_container(&id),
+    )
+    .await
+    {
         return rec.fail(e);
     }
     rec.started = true;
@@ -226,7 +252,8 @@ async fn steps<E: Engine, W: Write>(
             }
         }
     };
-    match waited {
+    // Whether the engine confirmed the container stopped: it exited, or our kill landed.
+    let stopped = match waited {
         Ok(Ok(code)) => {
             rec.exit_code = Some(code);
             rec.log(plan, EventKind::Exited);
@@ -238,30 +265,57 @@ async fn steps<E: Engine, W: Write>(
                 };
                 let _ = tokio::time::timeout(LOG_DRAIN, drain).await;
             }
+            true
         }
         Ok(Err(e)) => {
             rec.fail(e);
             rec.log(plan, EventKind::WaitFailed);
-            kill(engine, plan, rec, &id).await;
+            kill(engine, plan, rec, &id).await
         }
         Err(_elapsed) => {
             rec.timed_out = true;
             rec.log(plan, EventKind::DeadlinePassed);
             // Kill first: nothing may run while the evidence is copied out.
-            kill(engine, plan, rec, &id).await;
-            if let Ok(Ok(code)) = tokio::time::timeout(STOP_GRACE, engine.wait_container(&id)).await
-            {
-                rec.exit_code = Some(code);
-                rec.log(plan, EventKind::Exited);
+            let killed = kill(engine, plan, rec, &id).await;
+            match tokio::time::timeout(STOP_GRACE, engine.wait_container(&id)).await {
+                Ok(Ok(code)) => {
+                    rec.exit_code = Some(code);
+                    rec.log(plan, EventKind::Exited);
+                    true
+                }
+                _ => killed,
             }
         }
-    }
+    };
     drop(logs);
     progress.finish();
     rec.run_ms = started.elapsed().as_millis() as u64;
 
     let exporting = Instant::now();
-    match bounded(engine.download(&id, layout::EVIDENCE_DIR, MAX_ARCHIVE_BYTES)).await {
+    // A container the engine never confirmed stopped (the kill went unanswered) may still be
+    // writing to `/evidence`: copying it out would record whatever the candidate left there
+    // mid-run. Inspecting is still worth it: it shows the state the engine reports.
+    let exported = if stopped {
+        bounded(
+            format!(
+                "copy {} out of container {}",
+                layout::EVIDENCE_DIR,
+                short(&id)
+            ),
+            engine.download(&id, layout::EVIDENCE_DIR, MAX_ARCHIVE_BYTES),
+        )
+        .await
+    } else {
+        Err(EngineError::new(
+            format!(
+                "copy {} out of container {}: it was never confirmed stopped, so it may still be writing there",
+                layout::EVIDENCE_DIR,
+                short(&id)
+            ),
+            EngineErrorKind::Other,
+        ))
+    };
+    match exported {
         Ok(tar) => {
             rec.evidence = Some(tar);
             rec.log(plan, EventKind::EvidenceExported);
@@ -269,14 +323,24 @@ async fn steps<E: Engine, W: Write>(
         Err(e) => rec.fail(e),
     }
     rec.export_ms = exporting.elapsed().as_millis() as u64;
-    match bounded(engine.inspect_container(&id)).await {
+    match bounded(
+        format!("inspect container {}", short(&id)),
+        engine.inspect_container(&id),
+    )
+    .await
+    {
         Ok(doc) => {
             rec.container_inspect = Some(doc);
             rec.log(plan, EventKind::ContainerInspected);
         }
         Err(e) => rec.fail(e),
     }
-    match bounded(engine.inspect_image(&plan.image_id)).await {
+    match bounded(
+        format!("inspect image {}", plan.image_id),
+        engine.inspect_image(&plan.image_id),
+    )
+    .await
+    {
         Ok(Some(doc)) => {
             rec.image_inspect = Some(doc);
             rec.log(plan, EventKind::ImageInspected);
@@ -289,19 +353,32 @@ async fn steps<E: Engine, W: Write>(
     }
 }
 
-async fn kill<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record, id: &str) {
-    match bounded(engine.kill_container(id)).await {
+/// Kill the container; true when it is confirmed stopped (killed, or no longer running).
+async fn kill<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record, id: &str) -> bool {
+    match bounded(
+        format!("kill container {}", short(id)),
+        engine.kill_container(id),
+    )
+    .await
+    {
         Ok(()) => {
             rec.killed = true;
             rec.log(plan, EventKind::Killed);
+            true
         }
         // Not running any more: nothing left to kill.
         Err(e)
             if matches!(
                 e.kind,
                 EngineErrorKind::Conflict | EngineErrorKind::NotFound
-            ) => {}
-        Err(e) => rec.fail(e),
+            ) =>
+        {
+            true
+        }
+        Err(e) => {
+            rec.fail(e);
+            false
+        }
     }
 }
 
@@ -314,13 +391,23 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
             volume_removed: !rec.volume_created,
             leftovers: 0,
         };
-        if let Ok(found) = bounded(engine.list(&run_label(&plan.names.run_id))).await {
+        if let Ok(found) = bounded(
+            format!("list what carries {}", run_label(&plan.names.run_id)),
+            engine.list(&run_label(&plan.names.run_id)),
+        )
+        .await
+        {
             rec.cleanup.leftovers = found.len() as u32;
         }
         return;
     }
     if let Some(id) = rec.container_id.clone() {
-        match bounded(engine.remove_container(&id)).await {
+        match bounded(
+            format!("remove container {}", short(&id)),
+            engine.remove_container(&id),
+        )
+        .await
+        {
             Ok(()) => rec.log(plan, EventKind::ContainerRemoved),
             Err(e) if e.kind == EngineErrorKind::NotFound => {
                 rec.log(plan, EventKind::ContainerRemoved)
@@ -332,7 +419,7 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
     // telling us (Ctrl-C mid-create): containers first, since a volume in use cannot go.
     let label = run_label(&plan.names.run_id);
     let mut swept_volume = false;
-    match bounded(engine.list(&label)).await {
+    match bounded(format!("list what carries {label}"), engine.list(&label)).await {
         Ok(found) => {
             swept_volume = found
                 .iter()
@@ -362,7 +449,12 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
         Err(e) => rec.fail(e),
     }
     if rec.volume_created && !swept_volume {
-        match bounded(engine.remove_volume(&plan.names.volume)).await {
+        match bounded(
+            format!("remove volume {}", plan.names.volume),
+            engine.remove_volume(&plan.names.volume),
+        )
+        .await
+        {
             Ok(()) => rec.log(plan, EventKind::VolumeRemoved),
             Err(e) if e.kind == EngineErrorKind::NotFound => {
                 rec.log(plan, EventKind::VolumeRemoved)
@@ -370,7 +462,7 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
             Err(e) => rec.fail(e),
         }
     }
-    rec.cleanup = match bounded(engine.list(&label)).await {
+    rec.cleanup = match bounded(format!("list what carries {label}"), engine.list(&label)).await {
         Ok(found) => {
             rec.log(plan, EventKind::Swept);
             Cleanup {
@@ -412,7 +504,11 @@ pub async fn sweep_stale<E: Engine>(
     include_kept: bool,
     is_live: impl Fn(&str) -> bool,
 ) -> Result<SweepReport, EngineError> {
-    let found = bounded(engine.list(RUN_LABEL)).await?;
+    let found = bounded(
+        format!("list what carries {RUN_LABEL}"),
+        engine.list(RUN_LABEL),
+    )
+    .await?;
     let (stale, alive): (Vec<Labelled>, Vec<Labelled>) = found.into_iter().partition(|o| {
         let kept = o.labels.contains_key(KEEP_LABEL);
         let live = o
@@ -443,8 +539,20 @@ async fn remove_all<E: Engine>(engine: &E, objects: &[Labelled]) -> SweepReport 
 
 async fn remove_object<E: Engine>(engine: &E, o: &Labelled) -> Result<(), EngineError> {
     match o.kind {
-        ObjectKind::Container => bounded(engine.remove_container(&o.id)).await,
-        ObjectKind::Volume => bounded(engine.remove_volume(&o.id)).await,
+        ObjectKind::Container => {
+            bounded(
+                format!("remove container {}", short(&o.id)),
+                engine.remove_container(&o.id),
+            )
+            .await
+        }
+        ObjectKind::Volume => {
+            bounded(
+                format!("remove volume {}", o.id),
+                engine.remove_volume(&o.id),
+            )
+            .await
+        }
     }
 }
 
@@ -650,18 +758,252 @@ mod tests {
         removed_everything(&fake, &rec);
     }
 
+    /// The engine calls of a run whose container exits by itself, up to the wait.
+    const RAN: [&str; 5] = [
+        "create_volume scopebox-t1-evidence",
+        "create_container scopebox-t1",
+        "start c1",
+        "logs c1",
+        "wait c1",
+    ];
+
+    /// What `scopebox run` would exit with for this record, even if the judge and the verifier
+    /// accepted everything else.
+    fn exit_code(rec: &Record) -> u8 {
+        crate::exit::code(&Ok(crate::run::outcome(rec, true)))
+    }
+
+    /// "failed to {what}: the Docker engine did not answer within 120 s".
+    fn unanswered(what: &str) -> String {
+        format!("failed to {what}: the Docker engine did not answer within 120 s")
+    }
+
+    /// A call that never answers after the container exited: that call alone fails, after
+    /// exactly one `STEP_TIMEOUT`, and every later step and the whole cleanup still run.
+    async fn hang_after_the_exit(step: Step, what: &str) -> Record {
+        let fake = Fake::new().hanging(step);
+        let rec = go(&fake, &plan(false)).await;
+        assert_eq!(rec.errors, [unanswered(what)]);
+        assert_eq!(fake.calls(), [&RAN[..], &READ_OUT, &CLEAN_UP].concat());
+        assert_eq!(exit_code(&rec), crate::exit::FAILURE);
+        removed_everything(&fake, &rec);
+        assert_eq!(rec.events.last().map(|e| e.at_ms), Some(120_000));
+        rec
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_hung_export_times_out_and_cleanup_still_runs() {
-        let fake = Fake::new().hanging(Step::Download);
+        let rec = hang_after_the_exit(Step::Download, "copy /evidence out of container c1").await;
+        assert!(rec.evidence.is_none() && rec.container_inspect.is_some());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_container_inspection_times_out_and_cleanup_still_runs() {
+        let rec = hang_after_the_exit(Step::InspectContainer, "inspect container c1").await;
+        assert!(rec.evidence.is_some() && rec.container_inspect.is_none());
+        assert!(rec.image_inspect.is_some());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_image_inspection_times_out_and_cleanup_still_runs() {
+        let rec = hang_after_the_exit(Step::InspectImage, "inspect image sha256:img").await;
+        assert!(rec.container_inspect.is_some() && rec.image_inspect.is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_volume_create_fails_the_run_and_still_sweeps() {
+        let fake = Fake::new().hanging(Step::CreateVolume);
         let rec = go(&fake, &plan(false)).await;
-        assert!(rec.evidence.is_none() && rec.failed());
-        assert!(
-            rec.errors.iter().any(|e| e.contains("within 120 s")),
-            "{:?}",
-            rec.errors
+        assert_eq!(
+            rec.errors,
+            [unanswered("create volume scopebox-t1-evidence")]
         );
-        assert!(fake.calls().contains(&"inspect_container c1".to_string()));
+        assert!(!rec.volume_created && rec.container_id.is_none());
+        // Nothing to remove by name: the sweep and the recount still ask the engine.
+        assert_eq!(
+            fake.calls(),
+            [
+                "create_volume scopebox-t1-evidence",
+                "list scopebox.run=t1",
+                "list scopebox.run=t1",
+            ]
+        );
+        assert_eq!(logged(&rec), [("swept", 120_000)]);
+        assert_eq!(exit_code(&rec), crate::exit::FAILURE);
         removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_container_create_is_found_by_label_and_removed() {
+        // The engine made the container but its answer never came: only the label finds it.
+        let fake = Fake::new().hanging(Step::CreateContainer);
+        let rec = go(&fake, &plan(false)).await;
+        assert_eq!(rec.errors, [unanswered("create container scopebox-t1")]);
+        assert!(rec.container_id.is_none() && !rec.interrupted);
+        assert_eq!(
+            fake.calls(),
+            [
+                "create_volume scopebox-t1-evidence",
+                "create_container scopebox-t1",
+                "list scopebox.run=t1",
+                "remove_container c1",
+                "remove_volume scopebox-t1-evidence",
+                "list scopebox.run=t1",
+            ]
+        );
+        assert_eq!(exit_code(&rec), crate::exit::FAILURE);
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_start_fails_without_waiting_and_removes_everything() {
+        let fake = Fake::new().hanging(Step::Start);
+        let rec = go(&fake, &plan(false)).await;
+        assert_eq!(rec.errors, [unanswered("start container c1")]);
+        assert!(!rec.started && rec.exit_code.is_none() && rec.evidence.is_none());
+        // No wait, no export from a container that may or may not be running: straight to
+        // the forced removal, which stops it if it did start.
+        assert_eq!(fake.calls(), [&RAN[..3], &CLEAN_UP].concat());
+        assert_eq!(exit_code(&rec), crate::exit::FAILURE);
+        removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_kill_at_the_deadline_exports_nothing_and_removes_everything() {
+        // The deadline passes, the kill never answers and the container never reports a stop:
+        // it may still be writing to /evidence, so nothing is copied out of it.
+        let fake = Fake::new()
+            .with_wait(WaitBehaviour::Hang)
+            .hanging(Step::Kill);
+        let mut p = plan(false);
+        p.deadline = Duration::from_secs(5);
+        let rec = go(&fake, &p).await;
+        assert!(rec.timed_out && !rec.killed && rec.exit_code.is_none());
+        assert_eq!(
+            rec.errors,
+            [
+                unanswered("kill container c1"),
+                "failed to copy /evidence out of container c1: it was never confirmed stopped, \
+                 so it may still be writing there"
+                    .to_string(),
+            ]
+        );
+        assert!(rec.evidence.is_none());
+        let after_kill = ["kill c1", "wait c1"];
+        assert_eq!(
+            fake.calls(),
+            [&RAN[..], &after_kill, &READ_OUT[1..], &CLEAN_UP].concat()
+        );
+        assert_eq!(exit_code(&rec), crate::exit::DEADLINE);
+        removed_everything(&fake, &rec);
+        // The deadline at 5 s, the kill's limit to 125 s, the stop grace to 135 s.
+        assert_eq!(
+            &logged(&rec)[3..5],
+            [("deadline-passed", 5_000), ("container-inspected", 135_000)]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_container_removal_ends_the_run_and_reports_the_leftover() {
+        let fake = Fake::new().hanging(Step::RemoveContainer);
+        let rec = go(&fake, &plan(false)).await;
+        // Removed by id, then again as found by label: both unanswered; the volume goes.
+        assert_eq!(
+            rec.errors,
+            [
+                unanswered("remove container c1"),
+                unanswered("remove container c1")
+            ]
+        );
+        let cleanup = [
+            "remove_container c1",
+            "list scopebox.run=t1",
+            "remove_container c1",
+            "remove_volume scopebox-t1-evidence",
+            "list scopebox.run=t1",
+        ];
+        assert_eq!(fake.calls(), [&RAN[..], &READ_OUT, &cleanup].concat());
+        assert!(!rec.cleanup.container_removed && rec.cleanup.volume_removed);
+        assert_eq!(rec.cleanup.leftovers, 1);
+        assert_eq!(fake.objects().len(), 1, "the container is still there");
+        assert_eq!(exit_code(&rec), crate::exit::FAILURE);
+        let names: Vec<&str> = logged(&rec).into_iter().map(|(name, _)| name).collect();
+        assert_eq!(&names[names.len() - 2..], ["volume-removed", "swept"]);
+        // The record says so, and the verifier refuses it for exactly that.
+        let failures = scopebox_receipts::verify::cleanup_failures(&rec.cleanup);
+        assert_eq!(
+            failures,
+            [
+                "the container was not removed",
+                "1 labelled objects were left behind"
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_volume_removal_ends_the_run_and_reports_the_leftover() {
+        let fake = Fake::new().hanging(Step::RemoveVolume);
+        let rec = go(&fake, &plan(false)).await;
+        assert_eq!(
+            rec.errors,
+            [unanswered("remove volume scopebox-t1-evidence")]
+        );
+        // The sweep tried the volume; it is not tried a second time by name.
+        assert_eq!(fake.calls(), [&RAN[..], &READ_OUT, &CLEAN_UP].concat());
+        assert!(rec.cleanup.container_removed && !rec.cleanup.volume_removed);
+        assert_eq!(rec.cleanup.leftovers, 1);
+        assert_eq!(exit_code(&rec), crate::exit::FAILURE);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_listing_still_removes_by_name_and_claims_nothing() {
+        let fake = Fake::new().hanging(Step::List);
+        let rec = go(&fake, &plan(false)).await;
+        assert_eq!(
+            rec.errors,
+            [
+                unanswered("list what carries scopebox.run=t1"),
+                unanswered("list what carries scopebox.run=t1")
+            ]
+        );
+        // Without the sweep's answer the volume is removed by name.
+        assert_eq!(fake.calls(), [&RAN[..], &READ_OUT, &CLEAN_UP].concat());
+        assert!(fake.objects().is_empty());
+        // Without the recount nothing is claimed removed, and no sweep is logged.
+        assert!(!rec.cleanup.container_removed && !rec.cleanup.volume_removed);
+        assert!(!rec.events.iter().any(|e| e.event == EventKind::Swept));
+        assert_eq!(exit_code(&rec), crate::exit::FAILURE);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ctrl_c_with_a_hung_removal_still_ends_interrupted_with_the_leftover() {
+        let fake = Fake::new()
+            .with_wait(WaitBehaviour::Hang)
+            .hanging(Step::RemoveContainer);
+        let p = plan(false);
+        let mut progress = Progress::new(2, Vec::new());
+        let interrupt = tokio::time::sleep(Duration::from_secs(1));
+        let rec = lifecycle(&fake, &p, interrupt, &mut progress).await;
+        assert!(rec.interrupted && rec.killed);
+        assert_eq!(
+            fake.calls(),
+            [
+                &RAN[..],
+                &[
+                    "kill c1",
+                    "remove_container c1",
+                    "list scopebox.run=t1",
+                    "remove_container c1",
+                    "remove_volume scopebox-t1-evidence",
+                    "list scopebox.run=t1",
+                ]
+            ]
+            .concat()
+        );
+        assert_eq!(rec.cleanup.leftovers, 1);
+        assert!(!rec.cleanup.container_removed);
+        assert_eq!(exit_code(&rec), crate::exit::INTERRUPTED);
+        assert_eq!(rec.events.last().map(|e| e.at_ms), Some(241_000));
     }
 
     #[tokio::test(start_paused = true)]

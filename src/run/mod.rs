@@ -8,13 +8,15 @@ mod lifecycle;
 
 pub use lifecycle::{
     describe, lifecycle, owner_is_live, run_label, sweep_stale, Plan, Record, SweepReport,
-    DEFAULT_DEADLINE_SECS,
+    DEFAULT_DEADLINE_SECS, STEP_TIMEOUT,
 };
+
+use lifecycle::bounded;
 
 use crate::boundary::{self, Names};
 use crate::cli::RunArgs;
 use crate::engine::docker::DockerEngine;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineErrorKind};
 use crate::exit::{CommandError, Outcome};
 use crate::image::{self, Contents, IdMatch, Recipe};
 use crate::pack::Candidate;
@@ -109,11 +111,20 @@ pub fn load_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
 pub async fn reach_engine() -> Result<DockerEngine, CommandError> {
     let host = DockerEngine::host_from_env();
     let engine = DockerEngine::connect(&host).map_err(|e| CommandError::from_ping(&host, e))?;
-    engine
-        .ping()
-        .await
-        .map_err(|e| CommandError::from_ping(&host, e))?;
+    answers(&engine).await?;
     Ok(engine)
+}
+
+/// Ping under `STEP_TIMEOUT`: an engine that accepts the connection but never answers is as
+/// unreachable as one that refuses it (exit 3, with the address tried).
+async fn answers<E: Engine>(engine: &E) -> Result<(), CommandError> {
+    let host = engine.host();
+    bounded(format!("reach the Docker engine at {host}"), engine.ping())
+        .await
+        .map_err(|mut e| {
+            e.kind = EngineErrorKind::Unreachable;
+            CommandError::from_ping(host, e)
+        })
 }
 
 /// `scopebox run`.
@@ -139,6 +150,18 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let (recipe, recipe_bytes) = Recipe::load(&root)?;
 
     let engine = reach_engine().await?;
+
+    // One listener for the whole run, from here on: a Ctrl-C that lands between two steps (after
+    // `prepare`, before the lifecycle first polls its interrupt) is kept for the next `recv`
+    // instead of being lost to a listener that did not exist yet. If it cannot be installed,
+    // only the deadline can end the run.
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+    let mut interrupted = async || match sigint.as_mut() {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending::<()>().await,
+    };
 
     let prepare = async {
         // Build what the image needs (the candidate too, unless one was given).
@@ -197,7 +220,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     };
     let (candidate, runner, sentinel, image, pack_ms, image_ms) = tokio::select! {
         done = prepare => done?,
-        _ = tokio::signal::ctrl_c() => {
+        () = interrupted() => {
             eprintln!("scopebox: interrupted before the container was created");
             return Ok(Outcome::Interrupted);
         }
@@ -234,13 +257,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         args.deadline
     );
     let mut progress = Progress::new(matrix.cases.len(), std::io::stderr());
-    let interrupt = async {
-        // A failure to install the handler must not end the run: then only the deadline can.
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    let mut rec = lifecycle(&engine, &plan, interrupt, &mut progress).await;
+    let mut rec = lifecycle(&engine, &plan, interrupted(), &mut progress).await;
 
     if let Some(tar) = rec.evidence.take() {
         let dest = out.join(EVIDENCE_DIR);
@@ -262,15 +279,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     // The run ends the way an auditor would start: replaying the bundle from its bytes alone.
     let verification = scopebox_receipts::verify::verify_dir(&out, &Default::default());
     let verified = matches!(&verification, Ok(report) if report.verified);
-    let outcome = if rec.interrupted {
-        Outcome::Interrupted
-    } else if rec.timed_out {
-        Outcome::TimedOut
-    } else if conclusion.pass() && verified {
-        Outcome::Passed
-    } else {
-        Outcome::Failed
-    };
+    let outcome = outcome(&rec, conclusion.pass() && verified);
     if rec.kept {
         eprintln!(
             "scopebox: kept container {} and volume {}; remove them with: scopebox sweep",
@@ -352,6 +361,20 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     Ok(outcome)
 }
 
+/// How a run came out: Ctrl-C and then the deadline say so whatever else happened; otherwise it
+/// passed only if no lifecycle step failed and the judge and the verifier `accepted` the bundle.
+pub fn outcome(rec: &Record, accepted: bool) -> Outcome {
+    if rec.interrupted {
+        Outcome::Interrupted
+    } else if rec.timed_out {
+        Outcome::TimedOut
+    } else if accepted && rec.errors.is_empty() {
+        Outcome::Passed
+    } else {
+        Outcome::Failed
+    }
+}
+
 enum Loaded {
     Reused,
     Now(IdMatch),
@@ -359,19 +382,35 @@ enum Loaded {
 
 /// Load the image unless the engine already has exactly it (the ID is content-addressed, so
 /// a hit is the same image); then require the engine's ID to be ours.
+/// Every call is under `STEP_TIMEOUT`.
 async fn ensure_image<E: Engine>(engine: &E, image: &image::Image) -> Result<Loaded, CommandError> {
-    if let Some(doc) = engine.inspect_image(&image.id).await? {
+    let inspect_id = || {
+        bounded(
+            format!("inspect image {}", image.id),
+            engine.inspect_image(&image.id),
+        )
+    };
+    if let Some(doc) = inspect_id().await? {
         if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&doc) {
             if image::check_loaded(image, &value).is_ok() {
                 return Ok(Loaded::Reused);
             }
         }
     }
-    engine.load_image(image::docker_archive(image)).await?;
-    let doc = match engine.inspect_image(&image.id).await? {
+    bounded(
+        format!("load image {}", image.tag),
+        engine.load_image(image::docker_archive(image)),
+    )
+    .await?;
+    let doc = match inspect_id().await? {
         Some(doc) => doc,
         // The containerd store names it by manifest digest: find it by our unique tag.
-        None => engine.inspect_image(&image.tag).await?.ok_or_else(|| {
+        None => bounded(
+            format!("inspect image {}", image.tag),
+            engine.inspect_image(&image.tag),
+        )
+        .await?
+        .ok_or_else(|| {
             image::ImageError::Inspect(format!(
                 "the engine has neither {} nor {} after loading",
                 image.id, image.tag
@@ -391,7 +430,7 @@ pub fn shipped_matrices(root: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::fake::Fake;
+    use crate::engine::fake::{Fake, Step};
     use crate::pack::ArchiveFile;
 
     fn image() -> image::Image {
@@ -440,6 +479,48 @@ mod tests {
             Loaded::Reused
         ));
         assert!(!fake.calls().contains(&"load_image".to_string()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_engine_that_never_answers_the_ping_is_unreachable() {
+        let fake = Fake::new().hanging(Step::Ping);
+        let err = answers(&fake).await.expect_err("no answer");
+        assert_eq!(err.code(), crate::exit::ENGINE_UNREACHABLE);
+        let text = crate::exit::render(&err);
+        assert_eq!(
+            text,
+            "error: failed to reach the Docker engine at fake://\n  \
+             caused by: the Docker engine did not answer within 120 s\n\
+             hint: is the Docker engine running? tried fake:// (set DOCKER_HOST to use another address)"
+        );
+        assert_eq!(fake.calls(), ["ping"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_image_inspection_or_load_fails_the_run() {
+        let img = image();
+        for (fake, calls, what) in [
+            (
+                Fake::new().hanging(Step::InspectImage),
+                vec![format!("inspect_image {}", img.id)],
+                format!("inspect image {}", img.id),
+            ),
+            (
+                Fake::new().without_image().hanging(Step::LoadImage),
+                vec![format!("inspect_image {}", img.id), "load_image".into()],
+                format!("load image {}", img.tag),
+            ),
+        ] {
+            let err = ensure_image(&fake, &img).await.err().expect("no answer");
+            assert_eq!(fake.calls(), calls);
+            assert_eq!(err.code(), crate::exit::FAILURE);
+            assert_eq!(
+                crate::exit::render(&err),
+                format!(
+                    "error: failed to {what}\n  caused by: the Docker engine did not answer within 120 s"
+                )
+            );
+        }
     }
 
     #[tokio::test]

@@ -1,0 +1,177 @@
+//! Ctrl-C against the real engine: SIGINT to a `scopebox run` whose container is running (the
+//! stall fault keeps it running) ends it with exit 130, says so, and leaves no container and no
+//! volume of that run behind. Only states decide: the child's own progress lines and the
+//! engine's answers say when it runs; the bounds on waiting only turn a hang into a failure.
+
+use crate::support::{labelled, require_engine, tempdir, with_engine, workspace};
+use scopebox::engine::{Engine, ObjectKind, RUN_LABEL};
+use scopebox_receipts::receipt::Execution;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// How long the run may take to build, load and start its container; and, after SIGINT, to
+/// kill and clean up. Generous: only a hang should ever reach them.
+const START_BOUND: Duration = Duration::from_secs(120);
+const END_BOUND: Duration = Duration::from_secs(300);
+
+/// The child's stderr, line by line, as it comes.
+struct Lines {
+    rx: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Lines {
+    fn of(child: &mut Child) -> Lines {
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Lines {
+            rx,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The next line by `until`; `None` once the child closed stderr (it exited).
+    fn next(&mut self, until: Instant) -> Option<String> {
+        let left = until.saturating_duration_since(Instant::now());
+        match self.rx.recv_timeout(left) {
+            Ok(line) => {
+                self.seen.push(line.clone());
+                Some(line)
+            }
+            Err(RecvTimeoutError::Disconnected) => None,
+            Err(RecvTimeoutError::Timeout) => panic!(
+                "no progress from scopebox within {} s; stderr so far:\n{}",
+                START_BOUND.max(END_BOUND).as_secs(),
+                self.seen.join("\n")
+            ),
+        }
+    }
+
+    fn all(&self) -> String {
+        self.seen.join("\n")
+    }
+}
+
+/// Kills the child if the test fails before it exits, so no run outlives its test.
+struct Reap(Child);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// The run id from "running N case(s) of M in container scopebox-<id> (deadline …)".
+fn run_id_of(line: &str) -> Option<String> {
+    let rest = line.split_once(" in container scopebox-")?.1;
+    Some(rest.split_once(' ')?.0.to_string())
+}
+
+/// Whether the engine reports the run's container running.
+fn container_running(run_id: &str) -> bool {
+    let containers: Vec<_> = labelled(&format!("{RUN_LABEL}={run_id}"))
+        .into_iter()
+        .filter(|o| o.kind == ObjectKind::Container)
+        .collect();
+    assert_eq!(containers.len(), 1, "one container per run: {containers:?}");
+    let doc = with_engine(async |e| e.inspect_container(&containers[0].id).await)
+        .expect("the run's container can be inspected");
+    let doc: serde_json::Value = serde_json::from_slice(&doc).expect("inspection is JSON");
+    doc["State"]["Running"] == true
+}
+
+#[test]
+fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
+    require_engine!();
+    let dir = tempdir();
+    let bundle = dir.path().join("bundle");
+    let matrix = workspace().join("harness/matrix/faults/stall.json");
+    // The binary itself, not a `cargo run` wrapper: SIGINT must reach scopebox.
+    let child = Command::new(env!("CARGO_BIN_EXE_scopebox"))
+        .args(["run", "--out", bundle.to_str().unwrap()])
+        .args(["--matrix", matrix.to_str().unwrap(), "--deadline", "120"])
+        .current_dir(workspace())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the scopebox binary starts");
+    let mut child = Reap(child);
+    let mut lines = Lines::of(&mut child.0);
+
+    // Running: the run named its container, and the runner inside it reported the first case
+    // (the stall comes second, so it is still running).
+    let until = Instant::now() + START_BOUND;
+    let mut run_id = None;
+    loop {
+        let Some(line) = lines.next(until) else {
+            panic!(
+                "scopebox exited before its container ran; stderr:\n{}",
+                lines.all()
+            );
+        };
+        if run_id.is_none() {
+            run_id = run_id_of(&line);
+        }
+        if line.contains("before-stall") {
+            break;
+        }
+    }
+    let run_id = run_id.unwrap_or_else(|| panic!("no run id on stderr:\n{}", lines.all()));
+    assert!(
+        container_running(&run_id),
+        "the engine does not report the container running; stderr:\n{}",
+        lines.all()
+    );
+
+    let pid = rustix::process::Pid::from_child(&child.0);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT is sent");
+
+    let until = Instant::now() + END_BOUND;
+    while lines.next(until).is_some() {}
+    let status = child.0.wait().expect("scopebox is waited for");
+    let stderr = lines.all();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("scopebox: INTERRUPTED:"), "{stderr}");
+    assert!(
+        stderr.contains("cleanup done"),
+        "the summary must say the cleanup finished: {stderr}"
+    );
+
+    // Nothing carries the run's label: no container (running or not), no volume.
+    let left = labelled(&format!("{RUN_LABEL}={run_id}"));
+    assert!(left.is_empty(), "left behind: {left:?}");
+
+    // The bundle records the same: interrupted, killed, removed, swept — and nothing exported
+    // from a run cut short.
+    let execution: Execution =
+        serde_json::from_slice(&std::fs::read(bundle.join("outer/execution.json")).unwrap())
+            .unwrap();
+    assert_eq!(execution.status, "interrupted");
+    let names: Vec<&str> = execution.events.iter().map(|e| e.event.name()).collect();
+    assert_eq!(
+        &names[names.len() - 5..],
+        [
+            "interrupted",
+            "killed",
+            "container-removed",
+            "volume-removed",
+            "swept"
+        ],
+        "{names:?}"
+    );
+    assert!(!names.contains(&"evidence-exported"), "{names:?}");
+}
