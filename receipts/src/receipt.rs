@@ -241,6 +241,25 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Every kind, in lifecycle order.
+    pub const ALL: [EventKind; 15] = [
+        EventKind::VolumeCreated,
+        EventKind::ContainerCreated,
+        EventKind::Started,
+        EventKind::Exited,
+        EventKind::WaitFailed,
+        EventKind::DeadlinePassed,
+        EventKind::Interrupted,
+        EventKind::Killed,
+        EventKind::EvidenceExported,
+        EventKind::ContainerInspected,
+        EventKind::ImageInspected,
+        EventKind::Kept,
+        EventKind::ContainerRemoved,
+        EventKind::VolumeRemoved,
+        EventKind::Swept,
+    ];
+
     /// The name as written in the record.
     pub fn name(self) -> &'static str {
         match self {
@@ -293,31 +312,14 @@ mod tests {
 
     #[test]
     fn event_names_are_the_serialized_spelling() {
-        use EventKind::*;
-        for kind in [
-            VolumeCreated,
-            ContainerCreated,
-            Started,
-            Exited,
-            WaitFailed,
-            DeadlinePassed,
-            Interrupted,
-            Killed,
-            EvidenceExported,
-            ContainerInspected,
-            ImageInspected,
-            Kept,
-            ContainerRemoved,
-            VolumeRemoved,
-            Swept,
-        ] {
+        for kind in EventKind::ALL {
             let json = serde_json::to_string(&kind).unwrap();
             assert_eq!(json, format!("\"{}\"", kind.name()));
             assert_eq!(serde_json::from_str::<EventKind>(&json).unwrap(), kind);
         }
         let event: LifecycleEvent =
             serde_json::from_str(r#"{"event":"deadline-passed","atMs":5000}"#).unwrap();
-        assert_eq!(event.event, DeadlinePassed);
+        assert_eq!(event.event, EventKind::DeadlinePassed);
         assert!(serde_json::from_str::<EventKind>("\"teleported\"").is_err());
     }
 }
