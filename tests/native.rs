@@ -3,6 +3,8 @@
 //! one of them still prints exactly one JSON object on stdout.
 
 use crate::support::{scopebox, tempdir, workspace, Outcome};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use scopebox_receipts::digest::sha256_hex;
 
 fn json_of(out: &Outcome) -> serde_json::Value {
@@ -140,4 +142,85 @@ fn an_unknown_platform_and_a_bad_version_bump_are_refused() {
     );
     assert_eq!(out.code, 2, "{out:?}");
     assert_eq!(json_of(&out)["error"]["code"], "bad-argument");
+}
+
+/// The native matrix as committed is what its generator writes, and holds together: ≥ 24
+/// scenarios, each with list / get / headless runs, every expected tag declared, every declared
+/// tag written into the fixture (as the sentinel's argument or an http URL path), every
+/// divergence naming a declared tag and a mode that exists.
+#[test]
+fn the_native_matrix_is_generated_and_consistent() {
+    let path = workspace().join("harness/matrix/native-claude-code.json");
+    let committed = std::fs::read(&path).unwrap();
+    let generated = std::process::Command::new("python3")
+        .arg(workspace().join("harness/matrix/generate-native-claude-code.py"))
+        .output()
+        .expect("python3 runs the generator");
+    assert!(generated.status.success(), "{generated:?}");
+    assert!(
+        generated.stdout == committed,
+        "harness/matrix/native-claude-code.json is not what its generator writes: regenerate it"
+    );
+    let m: serde_json::Value = serde_json::from_slice(&committed).unwrap();
+    assert_eq!(m["kind"], "native");
+    let scenarios = m["scenarios"].as_array().unwrap();
+    assert!(scenarios.len() >= 24, "{} scenarios", scenarios.len());
+    let mut ids = std::collections::BTreeSet::new();
+    for s in scenarios {
+        let id = s["id"].as_str().unwrap();
+        assert!(ids.insert(id), "{id} twice");
+        let modes: Vec<&str> = s["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["mode"].as_str().unwrap())
+            .collect();
+        assert_eq!(modes, ["list", "get", "headless"], "{id}");
+        let fixture_text: String = s["fixture"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| match (e["text"].as_str(), e["base64"].as_str()) {
+                (Some(t), _) => t.to_string(),
+                (None, Some(b)) => String::from_utf8_lossy(&BASE64.decode(b).unwrap()).into_owned(),
+                _ => String::new(),
+            })
+            .collect();
+        let declared: std::collections::BTreeSet<&str> = s["declarations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["tag"].as_str().unwrap())
+            .collect();
+        for d in s["declarations"].as_array().unwrap() {
+            let tag = d["tag"].as_str().unwrap();
+            let written = match d["transport"].as_str().unwrap() {
+                "http" => format!("http://127.0.0.1:18500/{tag}\""),
+                _ => format!("\"--scopebox-tag={tag}\""),
+            };
+            assert!(
+                fixture_text.contains(&written),
+                "{id}: {tag} is not in the fixture"
+            );
+            assert!(
+                d.get("predicted").is_some(),
+                "{id}: {tag} has no prediction (null is explicit)"
+            );
+        }
+        for r in s["runs"].as_array().unwrap() {
+            for t in r["expect"]["launched"].as_array().unwrap() {
+                assert!(
+                    declared.contains(t.as_str().unwrap()),
+                    "{id}: launched {t} is undeclared"
+                );
+            }
+        }
+        for dv in s["divergences"].as_array().into_iter().flatten() {
+            assert!(declared.contains(dv["tag"].as_str().unwrap()), "{id}: {dv}");
+            assert!(!dv["reason"].as_str().unwrap().is_empty());
+            for mode in dv["modes"].as_array().unwrap() {
+                assert!(modes.contains(&mode.as_str().unwrap()), "{id}: {dv}");
+            }
+        }
+    }
 }

@@ -496,7 +496,9 @@ def outer(args):
                 os.link(path, dest)
             except OSError:
                 shutil.copy(path, dest)
-            os.chmod(dest, 0o755)
+            if os.stat(dest).st_mode & 0o005 != 0o005:
+                # A copy (a hard link to a read-only cache entry already has r-x for all).
+                os.chmod(dest, 0o755)
             tools[key] = dest
     made = ensure_mount_points()
     results, failures, total = [], 0, 0
