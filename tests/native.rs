@@ -6,6 +6,7 @@ use crate::support::{scopebox, tempdir, workspace, Outcome};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use scopebox_receipts::digest::sha256_hex;
+use std::path::Path;
 
 fn json_of(out: &Outcome) -> serde_json::Value {
     let lines: Vec<&str> = out.stdout.lines().collect();
@@ -18,26 +19,25 @@ fn shipped_lock() -> serde_json::Value {
     serde_json::from_slice(&bytes).unwrap()
 }
 
+/// Run `scopebox native ARGS --json --cache CACHE`, which must be refused: exit 2, one JSON
+/// object saying so.
+fn refused(args: &[&str], cache: &Path) -> (Outcome, serde_json::Value) {
+    let mut all = vec!["native"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", "--cache", cache.to_str().unwrap()]);
+    let out = scopebox(&all, &[]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let v = json_of(&out);
+    assert_eq!(v["ok"], false, "{v}");
+    assert_eq!(v["error"]["refusal"], true, "{v}");
+    (out, v)
+}
+
 #[test]
 fn offline_with_an_empty_cache_is_refused_naming_the_first_missing_file() {
     let dir = tempdir();
-    let cache = dir.path().join("cache");
-    let out = scopebox(
-        &[
-            "native",
-            "fetch",
-            "--offline",
-            "--json",
-            "--cache",
-            cache.to_str().unwrap(),
-        ],
-        &[],
-    );
-    assert_eq!(out.code, 2, "{out:?}");
-    let v = json_of(&out);
-    assert_eq!(v["ok"], false);
+    let (out, v) = refused(&["fetch", "--offline"], &dir.path().join("cache"));
     assert_eq!(v["error"]["code"], "offline-miss");
-    assert_eq!(v["error"]["refusal"], true);
     let wheel = shipped_lock()["clients"][0]["platforms"][0]["wheel"]["file"].clone();
     assert_eq!(v["error"]["file"], wheel);
     assert!(
@@ -52,31 +52,18 @@ fn offline_with_an_empty_cache_is_refused_naming_the_first_missing_file() {
 fn a_tampered_cache_entry_is_refused_with_both_digests() {
     let dir = tempdir();
     let cache = dir.path().join("cache");
-    let wheel_sha = shipped_lock()["clients"][0]["platforms"][0]["wheel"]["sha256"]
+    let lock = shipped_lock();
+    let wheel_sha = lock["clients"][0]["platforms"][0]["wheel"]["sha256"]
         .as_str()
-        .unwrap()
-        .to_string();
+        .unwrap();
     std::fs::create_dir_all(cache.join("sha256")).unwrap();
     let planted = b"PK\x03\x04 not the pinned wheel";
-    std::fs::write(cache.join("sha256").join(&wheel_sha), planted).unwrap();
-    let out = scopebox(
-        &[
-            "native",
-            "fetch",
-            "--platform",
-            "linux/amd64",
-            "--json",
-            "--cache",
-            cache.to_str().unwrap(),
-        ],
-        &[],
-    );
-    assert_eq!(out.code, 2, "{out:?}");
-    let v = json_of(&out);
+    std::fs::write(cache.join("sha256").join(wheel_sha), planted).unwrap();
+    let (out, v) = refused(&["fetch", "--platform", "linux/amd64"], &cache);
     assert_eq!(v["error"]["code"], "cache-corrupt");
-    assert_eq!(v["error"]["expected"], wheel_sha.as_str());
+    assert_eq!(v["error"]["expected"], wheel_sha);
     assert_eq!(v["error"]["actual"], sha256_hex(planted).as_str());
-    assert!(v["error"]["file"].as_str().unwrap().ends_with(&wheel_sha));
+    assert!(v["error"]["file"].as_str().unwrap().ends_with(wheel_sha));
     assert!(out.stderr.contains("tampered or damaged"), "{}", out.stderr);
 }
 
@@ -88,20 +75,7 @@ fn a_lock_with_an_unknown_field_is_refused_before_anything_else() {
     let path = dir.path().join("lock.json");
     std::fs::write(&path, serde_json::to_vec(&lock).unwrap()).unwrap();
     let cache = dir.path().join("cache");
-    let out = scopebox(
-        &[
-            "native",
-            "fetch",
-            "--json",
-            "--lock",
-            path.to_str().unwrap(),
-            "--cache",
-            cache.to_str().unwrap(),
-        ],
-        &[],
-    );
-    assert_eq!(out.code, 2, "{out:?}");
-    let v = json_of(&out);
+    let (out, v) = refused(&["fetch", "--lock", path.to_str().unwrap()], &cache);
     assert_eq!(v["error"]["code"], "lock-invalid");
     assert!(out.stderr.contains("unknown field `url`"), "{}", out.stderr);
     assert!(
@@ -114,34 +88,10 @@ fn a_lock_with_an_unknown_field_is_refused_before_anything_else() {
 fn an_unknown_platform_and_a_bad_version_bump_are_refused() {
     let dir = tempdir();
     let cache = dir.path().join("cache");
-    let out = scopebox(
-        &[
-            "native",
-            "fetch",
-            "--platform",
-            "linux/s390x",
-            "--json",
-            "--cache",
-            cache.to_str().unwrap(),
-        ],
-        &[],
-    );
-    assert_eq!(out.code, 2, "{out:?}");
-    assert_eq!(json_of(&out)["error"]["code"], "unknown-platform");
-    let out = scopebox(
-        &[
-            "native",
-            "lock",
-            "--package-version",
-            "claude-code",
-            "--json",
-            "--cache",
-            cache.to_str().unwrap(),
-        ],
-        &[],
-    );
-    assert_eq!(out.code, 2, "{out:?}");
-    assert_eq!(json_of(&out)["error"]["code"], "bad-argument");
+    let (_, v) = refused(&["fetch", "--platform", "linux/s390x"], &cache);
+    assert_eq!(v["error"]["code"], "unknown-platform");
+    let (_, v) = refused(&["lock", "--package-version", "claude-code"], &cache);
+    assert_eq!(v["error"]["code"], "bad-argument");
 }
 
 /// The native matrix as committed is what its generator writes, and holds together: ≥ 24

@@ -124,6 +124,11 @@ impl World {
         fetch(&plan, &cache, &mut self.registry, &mut |_| {})
     }
 
+    fn resolve(&mut self, current: &Lock, bumps: &Bumps) -> Result<Lock, FetchError> {
+        let cache = Cache::open(&self.cache_root).unwrap();
+        resolve(current, bumps, &cache, &mut self.registry, &mut |_| {})
+    }
+
     fn store_path(&self, bytes: &[u8]) -> PathBuf {
         self.cache_root.join("sha256").join(sha256_hex(bytes))
     }
@@ -416,6 +421,16 @@ fn links_inside_a_package_resolve_within_it() {
     assert_eq!(resolve_link("./a/b", "../../../etc/x"), None);
 }
 
+/// The sample lock moved to `platform` (its digests stale: resolve recomputes them).
+fn sample_on(platform: &str) -> Lock {
+    let (_, arch, _) = super::platform(platform).unwrap();
+    let mut l = sample();
+    l.clients[0].platforms[0].platform = platform.into();
+    l.runtimes[0].platform = platform.into();
+    l.runtimes[0].package.architecture = arch.into();
+    l
+}
+
 /// The host's own /bin/true: a small dynamically linked ELF of the host's architecture.
 fn host_elf() -> Option<(Vec<u8>, &'static str, &'static str)> {
     let bytes = std::fs::read("/bin/true").ok()?;
@@ -465,23 +480,7 @@ fn resolve_computes_the_lock_from_the_registry_and_fetch_then_accepts_it() {
     };
     write_deb(&w.registry.deb, &file_refs, &links);
     // Start from the sample lock moved to the host's platform, its digests stale.
-    let (_, arch, _) = super::platform(platform).unwrap();
-    let current = {
-        let mut l = sample();
-        l.clients[0].platforms[0].platform = platform.into();
-        l.runtimes[0].platform = platform.into();
-        l.runtimes[0].package.architecture = arch.into();
-        l
-    };
-    let cache = Cache::open(&w.cache_root).unwrap();
-    let resolved = resolve(
-        &current,
-        &Bumps::default(),
-        &cache,
-        &mut w.registry,
-        &mut |_| {},
-    )
-    .unwrap();
+    let resolved = w.resolve(&sample_on(platform), &Bumps::default()).unwrap();
     assert_eq!(resolved.problems(), Vec::<String>::new());
     let c = &resolved.clients[0];
     assert_eq!(c.version, "2.1.327");
@@ -489,6 +488,7 @@ fn resolve_computes_the_lock_from_the_registry_and_fetch_then_accepts_it() {
     assert_eq!(p.binary.sha256, sha256_hex(&true_bytes));
     assert_eq!(p.interpreter.as_deref(), Some(interp.as_str()));
     assert_eq!(p.needed, facts.needed);
+    let (_, arch, _) = super::platform(platform).unwrap();
     assert_eq!(p.runtime.as_deref(), Some(format!("libc6-{arch}").as_str()));
     let r = &resolved.runtimes[0];
     assert_eq!(
@@ -501,7 +501,6 @@ fn resolve_computes_the_lock_from_the_registry_and_fetch_then_accepts_it() {
         .iter()
         .any(|f| f.member.ends_with(&interp_name) && f.mode == "0755"));
     // Everything resolved is already in the cache: fetch of the new lock needs no network.
-    drop(cache);
     w.lock = resolved.clone();
     w.registry.calls.clear();
     let got = w.fetch(true).unwrap();
@@ -510,15 +509,7 @@ fn resolve_computes_the_lock_from_the_registry_and_fetch_then_accepts_it() {
         .iter()
         .all(|f| f.state == State::Cached));
     // Resolving again gives the same lock, byte for byte: an unchanged registry, no diff.
-    let cache = Cache::open(&w.cache_root).unwrap();
-    let again = resolve(
-        &resolved,
-        &Bumps::default(),
-        &cache,
-        &mut w.registry,
-        &mut |_| {},
-    )
-    .unwrap();
+    let again = w.resolve(&resolved, &Bumps::default()).unwrap();
     assert_eq!(again.render(), resolved.render());
     // A bump is applied to the request.
     w.registry.calls.clear();
@@ -526,7 +517,7 @@ fn resolve_computes_the_lock_from_the_registry_and_fetch_then_accepts_it() {
         packages: [("claude-code".to_string(), "0.2.185".to_string())].into(),
         runtime_version: Some("2.36-9+deb12u15".into()),
     };
-    let bumped = resolve(&resolved, &bumps, &cache, &mut w.registry, &mut |_| {}).unwrap();
+    let bumped = w.resolve(&resolved, &bumps).unwrap();
     assert_eq!(bumped.clients[0].package.version, "0.2.185");
     assert_eq!(bumped.runtimes[0].package.version, "2.36-9+deb12u15");
     assert!(w.registry.calls[0].contains("==0.2.185"));
@@ -537,7 +528,7 @@ fn resolve_computes_the_lock_from_the_registry_and_fetch_then_accepts_it() {
         runtime_version: None,
     };
     assert!(matches!(
-        resolve(&resolved, &bad, &cache, &mut w.registry, &mut |_| {}),
+        w.resolve(&resolved, &bad),
         Err(FetchError::Unresolvable { .. })
     ));
 }
@@ -553,20 +544,7 @@ fn resolve_refuses_a_binary_of_another_architecture() {
     } else {
         "linux/amd64"
     };
-    let (_, arch, _) = super::platform(other).unwrap();
-    let mut current = sample();
-    current.clients[0].platforms[0].platform = other.into();
-    current.runtimes[0].platform = other.into();
-    current.runtimes[0].package.architecture = arch.into();
-    let cache = Cache::open(&w.cache_root).unwrap();
-    let err = resolve(
-        &current,
-        &Bumps::default(),
-        &cache,
-        &mut w.registry,
-        &mut |_| {},
-    )
-    .unwrap_err();
+    let err = w.resolve(&sample_on(other), &Bumps::default()).unwrap_err();
     assert!(
         matches!(&err, FetchError::Unresolvable { problem, .. } if problem.contains("ELF machine")),
         "{err:?}"
