@@ -3,11 +3,11 @@
 //! cap-drop, no-new-privileges, init, pids/memory/swap/CPU limits, the tmpfs fixture roots, one
 //! labelled named volume at `/evidence` — and nothing else: no binds, no devices, no socket, no
 //! auto-remove. It also names and labels the run's objects. It never checks the policy (that is
-//! `scopebox_receipts::policy`) and never talks to the engine.
+//! `scopebox_schema::policy`) and never talks to the engine.
 
 use crate::engine::{Labels, KEEP_LABEL, OWNER_LABEL, RUN_LABEL};
 use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType};
-use scopebox_receipts::policy::BoundaryPolicy;
+use scopebox_schema::policy::BoundaryPolicy;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]

@@ -245,7 +245,7 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
                 ),
                 source: Box::new(e),
             })?;
-    let path = args.bundle.join(scopebox_receipts::receipt::ENVELOPE_FILE);
+    let path = args.bundle.join(scopebox_schema::receipt::ENVELOPE_FILE);
     let keyids: Vec<&str> = envelope
         .signatures
         .iter()

@@ -7,9 +7,9 @@
 //! talks to the engine itself and never reads anything but the recipe.
 
 use crate::pack::ArchiveFile;
-use scopebox_receipts::digest::sha256_hex;
-use scopebox_receipts::layout;
-use scopebox_receipts::receipt::{LayerEntry, LayerManifest};
+use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::layout;
+use scopebox_schema::receipt::{LayerEntry, LayerManifest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

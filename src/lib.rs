@@ -1,6 +1,7 @@
 //! The scopebox orchestrator: packs `mcpscope`, generates a content-addressed image, runs the
 //! fixture matrix in a locked-down container through the Docker Engine API and writes a receipt
-//! bundle. Everything the verifier checks is defined in `scopebox-receipts`; this crate only
+//! bundle. Everything the verifier checks is defined in `scopebox-schema` (formats, judge) and
+//! `scopebox-receipts` (verification); this crate only
 //! produces it, and must never judge a case or the boundary with rules of its own.
 
 pub mod boundary;

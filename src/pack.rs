@@ -4,8 +4,8 @@
 //! archive given with `--candidate … --expect-sha256 …`, refusing a digest mismatch before
 //! anything else happens. It never builds, never talks to the engine and never extracts to disk.
 
-use scopebox_receipts::digest::{is_sha256_hex, sha256_hex};
-use scopebox_receipts::receipt::{NamedDigest, PackManifest, RuntimeFile};
+use scopebox_schema::digest::{is_sha256_hex, sha256_hex};
+use scopebox_schema::receipt::{NamedDigest, PackManifest, RuntimeFile};
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 

@@ -3,30 +3,30 @@
 //! engine's container and image inspections as received, the execution status), `evidence/`
 //! (extracted by `evidence`), and `receipt.json` binding every other file by sha256. Verdicts,
 //! both controls, the boundary, the execution status and the cleanup are judged with the rules
-//! the verifier uses (`scopebox_receipts::judge`, `::policy`, `::verify`), never with a copy of
+//! the verifier uses (`scopebox_schema::judge`, `::policy`, `::verify`), never with a copy of
 //! them, and the verdicts must agree with the runner's. It never talks to the engine and never
 //! overwrites a non-empty directory.
 
 use crate::image::Image;
 use crate::run::Record;
-use scopebox_receipts::digest::{sha256_file, sha256_hex};
-use scopebox_receipts::evidence::CaseRecord;
-use scopebox_receipts::evidence::{
+use scopebox_receipts::verify::{cleanup_failures, completion_failures};
+use scopebox_schema::digest::{sha256_file, sha256_hex};
+use scopebox_schema::evidence::CaseRecord;
+use scopebox_schema::evidence::{
     Controls, InnerBoundary, NegativeControl, NegativeControlRecord, PositiveControl,
     PositiveControlRecord, BOUNDARY_FILE, CASES_DIR, CONTROLS_FILE, NEGATIVE_CONTROL_RECORD_FILE,
     NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE, POSITIVE_CONTROL_RECORD_FILE,
     RECORD_FILE, STDERR_FILE, STDOUT_FILE,
 };
-use scopebox_receipts::judge;
-use scopebox_receipts::matrix::Matrix;
-use scopebox_receipts::policy::{check_applied, check_observed, BoundaryPolicy};
-use scopebox_receipts::receipt::{
+use scopebox_schema::judge;
+use scopebox_schema::matrix::Matrix;
+use scopebox_schema::policy::{check_applied, check_observed, BoundaryPolicy};
+use scopebox_schema::receipt::{
     BoundaryRecord, CaseEntry, CaseSummary, Durations, Execution, Inputs, PackManifest, Receipt,
     Tool, CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR, EXECUTION_FILE, IMAGE_CONFIG_FILE,
     IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE, POLICY_FILE,
     RECEIPT_FILE,
 };
-use scopebox_receipts::verify::{cleanup_failures, completion_failures};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -266,8 +266,7 @@ pub fn finish(
         let digest = |b: &Option<Vec<u8>>| b.as_deref().map(sha256_hex).unwrap_or_default();
         let pass = match (&stdout, &stderr, &record) {
             (Some(out), Some(err), Some(record)) => {
-                let verdict =
-                    scopebox_receipts::judge::judge(inputs.matrix, case, out, err, record);
+                let verdict = scopebox_schema::judge::judge(inputs.matrix, case, out, err, record);
                 if verdict != record.verdict {
                     problems.push(format!(
                         "case {}: re-judged {} ({}), the runner said {} ({})",

@@ -5,7 +5,7 @@
 
 use crate::support::{labelled, require_engine, tempdir, with_engine, workspace};
 use scopebox::engine::{Engine, ObjectKind, RUN_LABEL};
-use scopebox_receipts::receipt::Execution;
+use scopebox_schema::receipt::Execution;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};

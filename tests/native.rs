@@ -5,7 +5,7 @@
 use crate::support::{scopebox, tempdir, workspace, Outcome};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
-use scopebox_receipts::digest::sha256_hex;
+use scopebox_schema::digest::sha256_hex;
 use std::path::Path;
 
 fn json_of(out: &Outcome) -> serde_json::Value {

@@ -2,8 +2,8 @@
 //! manifests, and the packed archive is accepted by `--candidate … --expect-sha256 …`.
 
 use crate::support::{scopebox, tempdir};
-use scopebox_receipts::digest::sha256_hex;
-use scopebox_receipts::receipt::PackManifest;
+use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::receipt::PackManifest;
 
 #[test]
 fn packing_twice_gives_identical_bytes_and_the_digest_is_recorded() {

@@ -5,8 +5,8 @@
 use crate::support::{
     labelled, require_engine, run_id, run_matrix, scopebox, small_matrix, tempdir, workspace,
 };
-use scopebox_receipts::digest::sha256_file;
-use scopebox_receipts::receipt::{Execution, Receipt, ENVELOPE_FILE, RECEIPT_FILE};
+use scopebox_schema::digest::sha256_file;
+use scopebox_schema::receipt::{Execution, Receipt, ENVELOPE_FILE, RECEIPT_FILE};
 use std::path::Path;
 
 /// Every file in the bundle is listed in receipt.json with its digest, and nothing else is.
@@ -81,7 +81,7 @@ fn a_full_run_passes_and_writes_a_complete_verifiable_bundle() {
     let config = std::fs::read(bundle.join("inputs/image-config.json")).unwrap();
     assert_eq!(
         receipt.inputs.image_id,
-        format!("sha256:{}", scopebox_receipts::digest::sha256_hex(&config))
+        format!("sha256:{}", scopebox_schema::digest::sha256_hex(&config))
     );
     let inspect: serde_json::Value =
         serde_json::from_slice(&std::fs::read(bundle.join("outer/image-inspect.json")).unwrap())

@@ -7,7 +7,7 @@
 
 use crate::case::{remove_marker, run_captured};
 use crate::Layout;
-use scopebox_receipts::evidence::{InnerBoundary, MountObservation};
+use scopebox_schema::evidence::{InnerBoundary, MountObservation};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

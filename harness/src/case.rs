@@ -6,10 +6,10 @@
 //! `judge::judge` does — and never lets a process it started outlive its deadline.
 
 use crate::{fixture, HarnessError, IoContext, Layout};
-use scopebox_receipts::digest::sha256_hex;
-use scopebox_receipts::evidence::{CaseRecord, Verdict};
-use scopebox_receipts::judge;
-use scopebox_receipts::matrix::{Case, Matrix, DEFAULT_CASE_DEADLINE_MS};
+use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::evidence::{CaseRecord, Verdict};
+use scopebox_schema::judge;
+use scopebox_schema::matrix::{Case, Matrix, DEFAULT_CASE_DEADLINE_MS};
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
@@ -127,7 +127,7 @@ pub fn candidate_env(layout: &Layout, case: &Case) -> Vec<(String, String)> {
         (
             "HOME",
             layout
-                .host(scopebox_receipts::layout::HOME)
+                .host(scopebox_schema::layout::HOME)
                 .to_string_lossy()
                 .into_owned(),
         ),
@@ -234,7 +234,7 @@ pub fn run_case(
 
 /// Writes `cases/<id>/{stdout,stderr,record.json}` below the evidence directory.
 pub fn write_outcome(layout: &Layout, outcome: &CaseOutcome) -> Result<(), HarnessError> {
-    use scopebox_receipts::evidence::{CASES_DIR, RECORD_FILE, STDERR_FILE, STDOUT_FILE};
+    use scopebox_schema::evidence::{CASES_DIR, RECORD_FILE, STDERR_FILE, STDOUT_FILE};
     let dir = layout.evidence_dir.join(CASES_DIR).join(&outcome.record.id);
     std::fs::create_dir_all(&dir).at("create", &dir)?;
     let write = |name: &str, bytes: &[u8]| {

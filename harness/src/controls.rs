@@ -13,13 +13,13 @@
 
 use crate::case::{marker_present, remove_marker, run_captured};
 use crate::{fixture, HarnessError, IoContext, Layout};
-use scopebox_receipts::digest::sha256_hex;
-use scopebox_receipts::evidence::{
+use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::evidence::{
     CaseRecord, ExecutedCommand, NegativeControl, NegativeControlRecord, PositiveControlRecord,
     Verdict, MARKER_TEXT_LIMIT,
 };
-use scopebox_receipts::judge;
-use scopebox_receipts::matrix::{FixtureEntry, Matrix};
+use scopebox_schema::judge;
+use scopebox_schema::matrix::{FixtureEntry, Matrix};
 use std::io::Read;
 use std::path::Path;
 use std::process::Command;
@@ -198,7 +198,7 @@ pub fn reference_host(layout: &Layout, root: &Path) -> Result<ReferenceRun, Harn
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scopebox_receipts::evidence::PositiveControl;
+    use scopebox_schema::evidence::PositiveControl;
 
     fn matrix() -> Matrix {
         Matrix {

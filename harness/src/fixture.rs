@@ -6,10 +6,10 @@
 //! This module must never touch a path outside the layout's fixture roots.
 
 use crate::{HarnessError, IoContext, Layout};
-use scopebox_receipts::digest::sha256_hex;
-use scopebox_receipts::evidence::FixtureObservation;
-use scopebox_receipts::judge::{self, DEFAULT_DIR_MODE, DEFAULT_FILE_MODE};
-use scopebox_receipts::matrix::FixtureEntry;
+use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::evidence::FixtureObservation;
+use scopebox_schema::judge::{self, DEFAULT_DIR_MODE, DEFAULT_FILE_MODE};
+use scopebox_schema::matrix::FixtureEntry;
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
@@ -196,7 +196,7 @@ fn with_mode_at_least<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scopebox_receipts::matrix::FileContent;
+    use scopebox_schema::matrix::FileContent;
 
     fn layout() -> (tempfile::TempDir, Layout) {
         let dir = tempfile::tempdir().unwrap();
@@ -293,7 +293,7 @@ mod tests {
         assert_eq!(find(&w, "/work/p/denied").mode, "0000");
         assert_eq!(find(&w, "/work/p/denied/.mcp.json").mode, "0000");
         // The judge agrees the walk is exactly the declared fixture.
-        let case = scopebox_receipts::matrix::Case {
+        let case = scopebox_schema::matrix::Case {
             id: "k".into(),
             client: "claude-code".into(),
             description: String::new(),

@@ -2,7 +2,7 @@
 //! (`run`) observes its own boundary (`boundary`), proves the sentinel check works (`controls`),
 //! lays out each case's fixture tree and walks it (`fixture`), runs the candidate under a
 //! deadline and records what happened (`case`), and writes the `/evidence` tree. Verdicts come
-//! from `scopebox_receipts::judge`, the same function the verifier replays.
+//! from `scopebox_schema::judge`, the same function the verifier replays.
 //!
 //! All paths come from a `Layout`, which defaults to the container's paths and can be rebased
 //! into a temporary directory so the same code runs in host tests. This crate must never talk
@@ -14,7 +14,7 @@ pub mod controls;
 pub mod fixture;
 pub mod run;
 
-use scopebox_receipts::layout;
+use scopebox_schema::layout;
 use std::path::{Path, PathBuf};
 
 /// Environment variable the sentinel honours instead of `layout::SENTINEL_MARKER` (host tests
@@ -45,7 +45,7 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The paths inside the evidence container (`scopebox_receipts::layout`).
+    /// The paths inside the evidence container (`scopebox_schema::layout`).
     pub fn container() -> Layout {
         Layout {
             evidence_dir: layout::EVIDENCE_DIR.into(),

@@ -7,14 +7,14 @@
 //! never write outside the evidence directory and the fixture roots.
 
 use crate::{boundary, case, controls, fixture, HarnessError, IoContext, Layout};
-use scopebox_receipts::digest::sha256_hex;
-use scopebox_receipts::evidence::{
+use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::evidence::{
     Controls, RunError, RunSummary, BOUNDARY_FILE, CASES_DIR, CONTROLS_FILE, ERROR_FILE,
     NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
     POSITIVE_CONTROL_RECORD_FILE, SUMMARY_FILE,
 };
-use scopebox_receipts::judge;
-use scopebox_receipts::matrix::{Fault, Matrix};
+use scopebox_schema::judge;
+use scopebox_schema::matrix::{Fault, Matrix};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! written the evidence of every earlier case and no summary).
 
 use crate::support::{mcpscope_bin, runner_bin, script, sentinel_bin, workspace_root};
-use scopebox_receipts::evidence::RunError;
+use scopebox_schema::evidence::RunError;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 

@@ -6,9 +6,9 @@ use crate::support::{install_matrix, layout, script, sentinel_bin};
 use scopebox_harness::case::run_case;
 use scopebox_harness::run::{run, RunStatus};
 use scopebox_harness::Layout;
-use scopebox_receipts::evidence::CaseRecord;
-use scopebox_receipts::judge;
-use scopebox_receipts::matrix::{Case, Matrix};
+use scopebox_schema::evidence::CaseRecord;
+use scopebox_schema::judge;
+use scopebox_schema::matrix::{Case, Matrix};
 
 const CANARY: &str = "CANARY-ARG-DETECT-1-c41d";
 
@@ -105,7 +105,7 @@ fn writing_or_chmodding_a_fixture_is_caught_by_path() {
     let (_d, l) = candidate(r#"echo >> "$1/.mcp.json"; touch "$1/new-file"; chmod 600 "$1""#);
     let m = matrix(&format!("[{}]", one_case("write", "x", None)));
     let size = match &m.cases[0].fixture[0] {
-        scopebox_receipts::matrix::FixtureEntry::File { content, .. } => {
+        scopebox_schema::matrix::FixtureEntry::File { content, .. } => {
             judge::file_bytes(content).unwrap().len()
         }
         other => panic!("{other:?}"),

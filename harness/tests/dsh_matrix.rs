@@ -14,9 +14,9 @@ use crate::support::{
     shipped,
 };
 use scopebox_harness::Layout;
-use scopebox_receipts::judge;
-use scopebox_receipts::layout::SENTINEL_BIN;
-use scopebox_receipts::matrix::{Case, FileContent, FixtureEntry, Matrix};
+use scopebox_schema::judge;
+use scopebox_schema::layout::SENTINEL_BIN;
+use scopebox_schema::matrix::{Case, FileContent, FixtureEntry, Matrix};
 use serde_json::Value;
 
 const BEGIN: &str = "# >>> dsh-project-mcp-manager:mcp:begin";

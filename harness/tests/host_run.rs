@@ -5,13 +5,13 @@
 //! paths spelled as container paths, instruction levels above the root.
 
 use crate::support::{host_stable, layout, mcpscope_bin, run_and_replay, shipped};
-use scopebox_receipts::evidence::{
+use scopebox_schema::evidence::{
     Controls, NegativeControlRecord, PositiveControlRecord, RunSummary, CONTROLS_FILE,
     NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
     POSITIVE_CONTROL_RECORD_FILE,
 };
-use scopebox_receipts::judge;
-use scopebox_receipts::matrix::{Case, Matrix};
+use scopebox_schema::judge;
+use scopebox_schema::matrix::{Case, Matrix};
 
 #[test]
 fn host_stable_shipped_cases_pass_against_the_real_mcpscope_and_replay() {
@@ -67,7 +67,7 @@ fn host_stable_shipped_cases_pass_against_the_real_mcpscope_and_replay() {
     assert_eq!(summary.case_ids, ids);
     assert_eq!(
         summary.matrix_sha256,
-        scopebox_receipts::digest::sha256_file(&l.matrix_path).unwrap()
+        scopebox_schema::digest::sha256_file(&l.matrix_path).unwrap()
     );
     // The fixture roots are left empty.
     assert_eq!(scopebox_harness::fixture::walk(&l).unwrap(), vec![]);

@@ -4,8 +4,8 @@
 //! every sensitive field kind, and the stall fixture stalls at its second case.
 
 use crate::support::{args_of, assert_every_canary_planted, runs_sentinel, shipped};
-use scopebox_receipts::judge;
-use scopebox_receipts::matrix::{Case, Fault, FileContent, FixtureEntry, Matrix};
+use scopebox_schema::judge;
+use scopebox_schema::matrix::{Case, Fault, FileContent, FixtureEntry, Matrix};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

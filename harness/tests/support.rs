@@ -4,10 +4,10 @@
 
 use scopebox_harness::run::{run, RunStatus};
 use scopebox_harness::Layout;
-use scopebox_receipts::evidence::CaseRecord;
-use scopebox_receipts::judge;
-use scopebox_receipts::layout::SENTINEL_BIN;
-use scopebox_receipts::matrix::{Case, FixtureEntry, Matrix};
+use scopebox_schema::evidence::CaseRecord;
+use scopebox_schema::judge;
+use scopebox_schema::layout::SENTINEL_BIN;
+use scopebox_schema::matrix::{Case, FixtureEntry, Matrix};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -11,8 +11,8 @@ use crate::support::{
     args_of, assert_every_canary_planted, host_stable, layout, mcpscope_bin, run_and_replay,
     runs_sentinel, shipped,
 };
-use scopebox_receipts::judge;
-use scopebox_receipts::matrix::{Case, FixtureEntry, Matrix};
+use scopebox_schema::judge;
+use scopebox_schema::matrix::{Case, FixtureEntry, Matrix};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -5,7 +5,10 @@
 //! With a number (default 100), a synthetic bundle of that many cases is written to a temp
 //! dir; with a directory, that bundle is used as is (e.g. one from `scopebox run`).
 
-use scopebox_receipts::{selftest, synthetic, verify};
+use scopebox_receipts::{selftest, verify};
+
+#[path = "../tests/synthetic.rs"]
+mod synthetic;
 use std::path::PathBuf;
 use std::time::Instant;
 

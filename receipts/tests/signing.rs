@@ -4,8 +4,8 @@
 
 use crate::util::{edit_json, specimen, tempdir, verify_bin};
 use scopebox_receipts::attestation::{sign_bundle, Statement, TEST_RESULT_PREDICATE};
-use scopebox_receipts::digest::sha256_file;
 use scopebox_receipts::dsse::{self, Envelope, IN_TOTO_PAYLOAD_TYPE};
+use scopebox_schema::digest::sha256_file;
 use std::os::unix::fs::PermissionsExt;
 
 fn keypair(dir: &std::path::Path, name: &str) -> (String, std::path::PathBuf) {

@@ -1,5 +1,6 @@
 //! Integration tests of scopebox-receipts, one binary (ripgrep style). Modules:
 //!
+//! - `synthetic`: a consistent synthetic bundle of N cases, the specimen that must verify;
 //! - `util`: per-test temp dirs, the synthetic specimen, running the `scopebox-verify` binary;
 //! - `verify_cli`: the binary's check list, `--json` document and documented exit codes;
 //! - `bundle_safety`: symlinks, FIFOs, garbage and missing receipts never panic or pass;
@@ -13,5 +14,6 @@ mod interop;
 mod reference;
 mod selftest;
 mod signing;
+pub mod synthetic;
 mod util;
 mod verify_cli;

@@ -21,7 +21,7 @@ pub fn tempdir() -> tempfile::TempDir {
 /// A consistent synthetic bundle of `cases` cases at `<tmp>/bundle`.
 pub fn specimen(tmp: &Path, cases: usize) -> PathBuf {
     let dir = tmp.join("bundle");
-    scopebox_receipts::synthetic::write_bundle(&dir, cases).expect("write the specimen");
+    crate::synthetic::write_bundle(&dir, cases).expect("write the specimen");
     dir
 }
 
@@ -47,7 +47,7 @@ pub fn edit_json(path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
 
 /// Re-list one file's digest in receipt.json (a digest-consistent edit).
 pub fn relist(bundle: &Path, rel: &str) {
-    let digest = scopebox_receipts::digest::sha256_file(&bundle.join(rel)).expect("hash");
+    let digest = scopebox_schema::digest::sha256_file(&bundle.join(rel)).expect("hash");
     edit_json(&bundle.join("receipt.json"), |r| {
         r["files"][rel] = digest.into()
     });

@@ -5,7 +5,7 @@
 //! references are refused), validation and the canonical rendering `scopebox native lock` writes.
 //! It never downloads or reads anything but the lock itself.
 
-use scopebox_receipts::digest::is_sha256_hex;
+use scopebox_schema::digest::is_sha256_hex;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -212,6 +212,9 @@ impl Lock {
         if self.clients.is_empty() {
             out.push("no clients".into());
         }
+        // Everything here may be printed: no control or format characters anywhere.
+        let value = serde_json::to_value(self).expect("a lock always serializes");
+        check_printable(&mut out, "", &value);
         let mut client_ids = BTreeSet::new();
         let mut used_runtimes = BTreeSet::new();
         for c in &self.clients {
@@ -346,6 +349,31 @@ fn provides(r: &Runtime, p: &ClientPlatform) -> Vec<String> {
         }
     }
     out
+}
+
+fn check_printable(out: &mut Vec<String>, at: &str, value: &serde_json::Value) {
+    match value {
+        serde_json::Value::String(s) if s.chars().any(|c| c.is_control() || is_invisible(c)) => out
+            .push(format!(
+                "{at}: {s:?} holds a control or invisible character"
+            )),
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                check_printable(out, &format!("{at}/{i}"), v);
+            }
+        }
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                check_printable(out, &format!("{at}/{k}"), v);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Format characters that change how a line reads (bidi overrides and isolates, zero-width).
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
 }
 
 fn check_digest(out: &mut Vec<String>, at: &str, field: &str, hex: &str) {
@@ -601,6 +629,14 @@ pub(crate) mod tests {
             (
                 Box::new(|l| l.runtimes[0].package.architecture = "arm64".into()),
                 "package architecture \"arm64\" is not \"amd64\"",
+            ),
+            (
+                Box::new(|l| l.clients[0].version = "2.1\u{1b}[2J".into()),
+                "/clients/0/version: \"2.1\\u{1b}[2J\" holds a control or invisible character",
+            ),
+            (
+                Box::new(|l| l.runtimes[0].deb.file = "libc6\u{202e}bed.deb".into()),
+                "holds a control or invisible character",
             ),
             (
                 Box::new(|l| l.runtimes[0].files[0].mode = "755".into()),

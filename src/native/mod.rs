@@ -262,7 +262,7 @@ fn fetch_command(args: &FetchArgs) -> Result<serde_json::Value, NativeError> {
     Ok(serde_json::json!({
         "ok": true,
         "lock": lock_file,
-        "lockSha256": scopebox_receipts::digest::sha256_hex(&lock.render()),
+        "lockSha256": scopebox_schema::digest::sha256_hex(&lock.render()),
         "cache": cache_root,
         "downloads": fetched.downloads,
         "platforms": fetched.platforms,
@@ -315,7 +315,7 @@ fn lock_command(args: &LockArgs) -> Result<serde_json::Value, NativeError> {
         "ok": true,
         "lock": lock_file,
         "changed": changed,
-        "sha256": scopebox_receipts::digest::sha256_hex(&bytes),
+        "sha256": scopebox_schema::digest::sha256_hex(&bytes),
     }))
 }
 

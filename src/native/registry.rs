@@ -266,18 +266,19 @@ fn only_file(dir: &Path, suffix: &str, what: &str) -> Result<PathBuf, RegistryEr
 fn pip_got_digest(text: &str) -> Option<String> {
     text.lines().find_map(|l| {
         let rest = l.trim().strip_prefix("Got")?.trim();
-        scopebox_receipts::digest::is_sha256_hex(rest).then(|| rest.to_string())
+        scopebox_schema::digest::is_sha256_hex(rest).then(|| rest.to_string())
     })
 }
 
-/// The last few non-empty lines of a client's output, for an error message.
+/// The last few non-empty lines of a client's output, for an error message — escaped for the
+/// terminal: they may quote what a registry sent.
 fn last_lines(text: &str) -> String {
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
-    lines[lines.len().saturating_sub(3)..].join(" | ")
+    scopebox_terminal::escape(&lines[lines.len().saturating_sub(3)..].join(" | ")).into_owned()
 }
 
 #[cfg(test)]
@@ -295,8 +296,12 @@ mod tests {
     }
 
     #[test]
-    fn only_the_last_lines_are_kept() {
+    fn only_the_last_lines_are_kept_and_escaped() {
         assert_eq!(last_lines("a\n\nb\nc\n d \n"), "b | c | d");
+        assert_eq!(
+            last_lines("E: \u{1b}]0;pwned\u{7}"),
+            "E: \\u{1b}]0;pwned\\u{7}"
+        );
     }
 
     #[test]

@@ -140,7 +140,7 @@ fn copy_hashing(mut reader: impl Read, mut out: impl Write) -> io::Result<(Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scopebox_receipts::digest::sha256_hex;
+    use scopebox_schema::digest::sha256_hex;
 
     #[test]
     fn an_inserted_file_is_found_verified_and_read_only() {

@@ -23,9 +23,9 @@ use crate::pack::Candidate;
 use crate::progress::Progress;
 use crate::receipt::{self, RunInputs, Times};
 use crate::toolchain::{self, workspace_root};
-use scopebox_receipts::digest::sha256_hex;
-use scopebox_receipts::matrix::Matrix;
-use scopebox_receipts::receipt::EVIDENCE_DIR;
+use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::matrix::Matrix;
+use scopebox_schema::receipt::EVIDENCE_DIR;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -91,7 +91,7 @@ fn read_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
 }
 
 fn validate(matrix: &Matrix, path: &Path) -> Result<(), CommandError> {
-    scopebox_receipts::judge::validate_matrix(matrix).map_err(|problems| {
+    scopebox_schema::judge::validate_matrix(matrix).map_err(|problems| {
         CommandError::MatrixInvalid {
             path: path.to_path_buf(),
             problems,
@@ -313,7 +313,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         } else {
             "NOT met"
         },
-        if scopebox_receipts::judge::control_failures(&receipt.controls).is_empty() {
+        if scopebox_schema::judge::control_failures(&receipt.controls).is_empty() {
             "ok"
         } else {
             "FAILED"
@@ -326,7 +326,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         out.display(),
         clock.elapsed().as_secs_f64()
     );
-    let receipt_path = out.join(scopebox_receipts::receipt::RECEIPT_FILE);
+    let receipt_path = out.join(scopebox_schema::receipt::RECEIPT_FILE);
     match &verification {
         Ok(report) if report.verified => eprintln!(
             "scopebox: receipt {} — verified: all {} checks of scopebox-verify passed",

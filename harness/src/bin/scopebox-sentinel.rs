@@ -10,7 +10,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// The constant only: no code of the schema crate is linked in.
-use scopebox_receipts::layout::SENTINEL_MARKER as MARKER;
+use scopebox_schema::layout::SENTINEL_MARKER as MARKER;
 
 fn main() -> ExitCode {
     let marker = std::env::var_os("SCOPEBOX_SENTINEL_MARKER")

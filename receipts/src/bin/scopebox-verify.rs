@@ -3,9 +3,9 @@
 //! exit code in one place. It never writes into the bundle.
 
 use clap::Parser;
-use scopebox_receipts::policy::BoundaryPolicy;
 use scopebox_receipts::selftest;
 use scopebox_receipts::verify::{self, report, VerifyOptions};
+use scopebox_schema::policy::BoundaryPolicy;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

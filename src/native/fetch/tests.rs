@@ -5,7 +5,7 @@
 use super::*;
 use crate::native::artifact::tests::{write_deb, write_zip};
 use crate::native::lock::tests::sample;
-use scopebox_receipts::digest::sha256_hex;
+use scopebox_schema::digest::sha256_hex;
 use std::os::unix::fs::PermissionsExt;
 
 const BINARY: &[u8] = b"\x7fELF pretend client";

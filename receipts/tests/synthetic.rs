@@ -2,28 +2,28 @@
 //! behind, built from the shared schema without Docker. Tests, the benchmark and the mutation
 //! self-test's own tests use it as a specimen that must verify. It is never evidence: its
 //! container inspection is a real one taken from a policy container by hand
-//! (`tests/fixtures/container-inspect.json`), re-labelled for the synthetic run, and every
+//! (`schema/tests/fixtures/container-inspect.json`), re-labelled for the synthetic run, and every
 //! other outer record is made up to be consistent.
 
-use crate::digest::sha256_hex;
-use crate::evidence::{
-    CaseRecord, Controls, ExecutedCommand, FixtureObservation, InnerBoundary, MountObservation,
+use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::evidence::{
+    CaseRecord, Controls, ExecutedCommand, FixtureObservation, InnerBoundary,
     NegativeControlRecord, PositiveControlRecord, RunSummary, Verdict,
     NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
     POSITIVE_CONTROL_RECORD_FILE,
 };
-use crate::judge::{
+use scopebox_schema::judge::{
     expected_observation, judge, negative_control, negative_control_argv, negative_control_fixture,
     positive_control, positive_control_argv, NEGATIVE_CONTROL_ARG, NEGATIVE_CONTROL_ID,
     NEGATIVE_CONTROL_ROOT, POSITIVE_CONTROL_ARG,
 };
-use crate::layout;
-use crate::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
-use crate::receipt::*;
+use scopebox_schema::layout;
+use scopebox_schema::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
+use scopebox_schema::receipt::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const INSPECT_FIXTURE: &str = include_str!("../tests/fixtures/container-inspect.json");
+const INSPECT_FIXTURE: &str = include_str!("../../schema/tests/fixtures/container-inspect.json");
 pub const RUN_ID: &str = "synthetic-0001";
 pub const CANARIES: [&str; 2] = ["CANARY-ARG-1", "CANARY-ENV-1"];
 
@@ -67,44 +67,13 @@ fn matrix(cases: usize) -> Matrix {
     }
 }
 
-/// What a conforming runner observes inside a policy container.
+/// What a conforming runner observes inside a policy container (the fixture the schema's policy
+/// tests use too).
 pub fn conforming_observation() -> InnerBoundary {
-    let tmpfs =
-        |size: &str| format!("rw,nosuid,nodev,noexec,relatime,size={size},uid=1000,gid=1000");
-    InnerBoundary {
-        uid: 1000,
-        gid: 1000,
-        cap_eff: "0000000000000000".into(),
-        no_new_privs: 1,
-        seccomp: 2,
-        net_interfaces: vec!["lo".into()],
-        root_write_errno: Some(30),
-        tmpfs_exec_errno: Some(13),
-        pids_max: Some("256".into()),
-        memory_limit_bytes: Some(2_147_483_648),
-        memory_swap_limit_bytes: Some(2_147_483_648),
-        pid1_cmdline: vec![
-            "/sbin/docker-init".into(),
-            "--".into(),
-            layout::RUNNER_BIN.into(),
-        ],
-        mounts: vec![
-            mount("/", "fuse.fuse-overlayfs", "ro,nosuid,nodev,relatime"),
-            mount("/etc/claude-code", "tmpfs", &tmpfs("8192k")),
-            mount("/evidence", "ext4", "rw,relatime"),
-            mount("/home/node", "tmpfs", &tmpfs("65536k")),
-            mount("/tmp", "tmpfs", &tmpfs("65536k")),
-            mount("/work", "tmpfs", &tmpfs("65536k")),
-        ],
-    }
-}
-
-fn mount(point: &str, fs: &str, options: &str) -> MountObservation {
-    MountObservation {
-        mount_point: point.into(),
-        fs_type: fs.into(),
-        options: options.into(),
-    }
+    serde_json::from_str(include_str!(
+        "../../schema/tests/fixtures/conforming-observation.json"
+    ))
+    .expect("the conforming observation fixture parses")
 }
 
 /// What a conforming runner records for both controls: the sentinel fires under the positive
@@ -206,13 +175,16 @@ pub fn write_bundle(dir: &Path, cases: usize) -> std::io::Result<()> {
         dir,
         files: BTreeMap::new(),
     };
-    let policy = crate::verify::reference_policy();
+    let policy = scopebox_receipts::verify::reference_policy();
 
     // Inputs.
     let matrix = matrix(cases);
     let matrix_bytes = serde_json::to_vec_pretty(&matrix).map_err(std::io::Error::other)?;
     let matrix_sha = w.put(MATRIX_FILE, &matrix_bytes)?;
-    let policy_sha = w.put(POLICY_FILE, crate::verify::REFERENCE_POLICY_JSON.as_bytes())?;
+    let policy_sha = w.put(
+        POLICY_FILE,
+        scopebox_receipts::verify::REFERENCE_POLICY_JSON.as_bytes(),
+    )?;
     let candidate_bytes = b"\x7fELF synthetic mcpscope".to_vec();
     let runtime = vec![
         RuntimeFile {
@@ -436,8 +408,8 @@ pub fn write_bundle(dir: &Path, cases: usize) -> std::io::Result<()> {
         },
     )?;
 
-    let applied_failures = crate::policy::check_applied(&policy, &inspect);
-    let observed_failures = crate::policy::check_observed(&policy, &observed);
+    let applied_failures = scopebox_schema::policy::check_applied(&policy, &inspect);
+    let observed_failures = scopebox_schema::policy::check_observed(&policy, &observed);
     let receipt = Receipt {
         schema_version: 1,
         tool: Tool {

@@ -498,10 +498,12 @@ mod tests {
             .expect("fixture parses")
     }
 
-    /// What a conforming runner observes: the synthetic bundle's observation, which the
-    /// verifier's own tests also accept.
+    /// What a conforming runner observes (the fixture the verifier's synthetic bundle uses too).
     fn observed() -> InnerBoundary {
-        crate::synthetic::conforming_observation()
+        serde_json::from_str(include_str!(
+            "../tests/fixtures/conforming-observation.json"
+        ))
+        .expect("fixture parses")
     }
 
     #[test]

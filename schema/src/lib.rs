@@ -1,0 +1,33 @@
+//! scopebox-schema: the formats of the evidence loop — the fixture matrix, the records the
+//! runner writes inside the container, the boundary policy, the receipt index — the digests that
+//! bind them, and the one judge that turns raw captures into verdicts. It is what the static
+//! runner and the orchestrator need, and nothing more: no signing, no argument parsing, no I/O
+//! beyond what a record needs. Verification, signing and `scopebox-verify` live in
+//! `scopebox-receipts`, which depends on this crate.
+
+pub mod digest;
+pub mod evidence;
+pub mod judge;
+pub mod matrix;
+pub mod policy;
+pub mod receipt;
+
+/// Paths inside the evidence container, shared by the image builder, the runner and the verifier.
+pub mod layout {
+    /// Where the candidate archive is unpacked in the image (its `bin/mcpscope` lands below).
+    pub const CANDIDATE_DIR: &str = "/scopebox/candidate";
+    /// The candidate binary the runner executes.
+    pub const CANDIDATE_BIN: &str = "/scopebox/candidate/bin/mcpscope";
+    pub const RUNNER_BIN: &str = "/scopebox/bin/scopebox-runner";
+    pub const SENTINEL_BIN: &str = "/scopebox/bin/scopebox-sentinel";
+    /// The matrix exactly as run.
+    pub const MATRIX_PATH: &str = "/scopebox/matrix.json";
+    /// The named volume the runner writes all evidence to.
+    pub const EVIDENCE_DIR: &str = "/evidence";
+    /// The sentinel writes this file (and nothing else) whenever it is executed.
+    pub const SENTINEL_MARKER: &str = "/tmp/scopebox-sentinel/fired";
+    /// tmpfs trees where fixtures are laid out; cleared between cases, walked before and after.
+    pub const FIXTURE_ROOTS: [&str; 3] = ["/work", "/home/node", "/etc/claude-code"];
+    /// HOME for every candidate invocation.
+    pub const HOME: &str = "/home/node";
+}

@@ -1,0 +1,156 @@
+//! Terminal-safe text: [`escape`] turns an untrusted string (a file name, a JSON key, a case id
+//! from a bundle, a server name from a config file) into one that can be printed to a terminal
+//! without moving the cursor, changing colours or the window title, reordering the line
+//! (bidirectional overrides and isolates) or hiding characters (zero-width and other format
+//! characters). Every such character is shown as `\u{hex}` and the backslash itself as `\\`, so
+//! an escape can never be forged by the input and nothing is dropped silently.
+//!
+//! The escape set is decided by Unicode general category (from a maintained table, not a hand
+//! list): `Cc` controls (C0, DEL, C1 — so ANSI sequences lose their ESC), `Cf` format characters,
+//! `Zl`/`Zp` separators, `Co` private use, `Cn` unassigned, and a few characters that are
+//! letters or marks by category yet render as nothing (Hangul fillers, the combining grapheme
+//! joiner). It must never be applied to machine output: JSON keeps every value exactly.
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+use unicode_general_category::{get_general_category, GeneralCategory};
+
+/// `s` with every character that could alter or hide what a terminal shows escaped.
+/// Borrowed (no allocation) when nothing needs escaping.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    // Printable ASCII other than the backslash needs nothing: the common case.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'\\') {
+        return Cow::Borrowed(s);
+    }
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c == '\\' {
+            out.push_str("\\\\");
+        } else if needs_escape(c) {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`escape`] for bytes that may not be UTF-8: valid UTF-8 is escaped as text; every byte of an
+/// invalid sequence is shown as `\x{hex}`.
+pub fn escape_bytes(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => escape(s),
+        Err(_) => {
+            let mut out = String::with_capacity(bytes.len() + 8);
+            for chunk in bytes.utf8_chunks() {
+                out.push_str(&escape(chunk.valid()));
+                for b in chunk.invalid() {
+                    let _ = write!(out, "\\x{{{b:02x}}}");
+                }
+            }
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// Whether `c` is escaped by [`escape`].
+pub fn needs_escape(c: char) -> bool {
+    if c == '\\' {
+        return true;
+    }
+    if matches!(
+        c,
+        '\u{034f}'                              // combining grapheme joiner (Mn, renders as nothing)
+            | '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' // Hangul fillers (Lo, blank)
+    ) {
+        return true;
+    }
+    matches!(
+        get_general_category(c),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+            | GeneralCategory::PrivateUse
+            | GeneralCategory::Unassigned
+            | GeneralCategory::Surrogate
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed_unchanged() {
+        for s in ["", "abc", "a b/c.json", "ünïcödé — ok", "日本語"] {
+            assert!(matches!(escape(s), Cow::Borrowed(b) if b == s), "{s}");
+        }
+    }
+
+    #[test]
+    fn controls_ansi_and_the_backslash_are_escaped() {
+        assert_eq!(escape("a\x1b[8mb"), "a\\u{1b}[8mb");
+        assert_eq!(
+            escape("\x07\r\n\0\x7f\u{85}"),
+            "\\u{7}\\u{d}\\u{a}\\u{0}\\u{7f}\\u{85}"
+        );
+        assert_eq!(
+            escape("\\u{1b}"),
+            "\\\\u{1b}",
+            "an escape can never be forged"
+        );
+    }
+
+    #[test]
+    fn bidi_zero_width_and_other_format_characters_are_escaped() {
+        assert_eq!(escape("a\u{202e}b"), "a\\u{202e}b");
+        assert_eq!(escape("\u{2066}\u{2069}"), "\\u{2066}\\u{2069}");
+        assert_eq!(
+            escape("x\u{200b}\u{feff}\u{ad}"),
+            "x\\u{200b}\\u{feff}\\u{ad}"
+        );
+        // Format characters a hand list missed: musical symbol formatting, Egyptian
+        // hieroglyph format controls, shorthand format controls.
+        for c in [
+            '\u{1d173}',
+            '\u{1d17a}',
+            '\u{13430}',
+            '\u{13438}',
+            '\u{1bca0}',
+            '\u{1bca3}',
+        ] {
+            assert_eq!(escape(&c.to_string()), format!("\\u{{{:x}}}", c as u32));
+        }
+        assert_eq!(escape("\u{2028}\u{2029}"), "\\u{2028}\\u{2029}");
+        assert_eq!(escape("\u{e0041}"), "\\u{e0041}", "tag characters");
+        assert_eq!(escape("\u{3164}\u{34f}"), "\\u{3164}\\u{34f}");
+    }
+
+    #[test]
+    fn private_use_and_unassigned_are_escaped() {
+        assert_eq!(escape("\u{e000}"), "\\u{e000}");
+        assert_eq!(escape("\u{10ffff}"), "\\u{10ffff}");
+    }
+
+    #[test]
+    fn every_format_character_is_escaped() {
+        // Exhaustive over the code space: whatever the table calls Cf is escaped.
+        let format: Vec<char> = (0..=0x10ffffu32)
+            .filter_map(char::from_u32)
+            .filter(|c| get_general_category(*c) == GeneralCategory::Format)
+            .collect();
+        assert!(format.len() > 160, "{} format characters", format.len());
+        assert!(format.iter().all(|c| needs_escape(*c)));
+    }
+
+    #[test]
+    fn invalid_utf8_bytes_are_shown_as_hex() {
+        assert_eq!(escape_bytes(b"ok"), "ok");
+        assert_eq!(escape_bytes(b"a\xffb\x1b"), "a\\x{ff}b\\u{1b}");
+    }
+}
