@@ -9,14 +9,15 @@ network (every run is in a fresh network namespace with only `lo`), or leave any
 the host.
 
 How one run is isolated (Linux, root): `unshare --mount --net --propagation private` starts a
-child of this script in a private mount and network namespace. There it brings `lo` up and
-mounts fresh tmpfs over the box's fixture roots (`/work`, `/home/node`, `/etc/claude-code`), its
-private `/tmp` and `/scopebox` (where the sentinel lives), lays the fixture out, starts the
+child of this script in a private mount and network namespace. There it brings `lo` up, chroots
+into a copy-on-write overlay of the host's root filesystem (its upper layer on a private tmpfs)
+and mounts fresh tmpfs over the box's fixture roots (`/work`, `/home/node`, `/etc/claude-code`),
+its private `/tmp` and `/scopebox` (where the sentinel lives), lays the fixture out, starts the
 loopback listeners (a stand-in for the model API that answers HTTP 400 at once, and an MCP HTTP
 listener that logs every request and answers 404), then runs the client as uid/gid 1000 with the
 box's environment. So the exact bytes of the matrix run here as they will in the box — no path is
-rebased — and the host's own `/etc/claude-code` is never written (the mount points that did not
-exist are created empty for the runs and removed afterwards).
+rebased — and nothing on the host is written, not even a mount point: the host's own
+`/etc/claude-code` (present or not, touched by others or not) is never seen.
 
 Witness on the host: every stdio server's command is the sentinel (`scopebox-sentinel`, built
 from this repository), whose arguments carry the declaration's tag (`--scopebox-tag=SCOPE/NAME`);
@@ -70,24 +71,6 @@ def sha256(data):
 # ---------------------------------------------------------------- outer: one run per namespace
 
 
-def ensure_mount_points():
-    """Create the mount points the host lacks (empty, for the runs only); return those made."""
-    made = []
-    for p in PRIVATE_MOUNTS:
-        if not os.path.isdir(p):
-            os.makedirs(p)
-            made.append(p)
-    return made
-
-
-def remove_mount_points(made):
-    for p in reversed(made):
-        try:
-            os.rmdir(p)
-        except OSError as e:
-            print("observe: could not remove %s: %s" % (p, e), file=sys.stderr)
-
-
 def run_in_namespace(scratch, job):
     """Run one job (scenario + mode) in a private mount+net namespace; return its raw record."""
     job_path = os.path.join(scratch, "job.json")
@@ -108,9 +91,24 @@ def run_in_namespace(scratch, job):
 # ---------------------------------------------------------------- inner: inside the namespace
 
 
-def mount_private():
+def enter_private_root():
+    """Inside the fresh namespaces: bring `lo` up, then chroot into a copy-on-write overlay of the
+    host's root filesystem (upper layer on a private tmpfs), so the box's paths can be created and
+    mounted over without touching the host — not even an empty mount point."""
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    stage = "/tmp"
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0700", "scopebox-stage", stage], check=True)
+    for d in ("upper", "work", "root"):
+        os.mkdir(os.path.join(stage, d))
+    root = os.path.join(stage, "root")
+    subprocess.run(["mount", "-t", "overlay", "scopebox-root", "-o",
+                    "lowerdir=/,upperdir=%s/upper,workdir=%s/work" % (stage, stage), root], check=True)
+    for sub in ("/proc", "/dev", "/sys"):
+        subprocess.run(["mount", "--rbind", sub, root + sub], check=True)
+    os.chroot(root)
+    os.chdir("/")
     for p in PRIVATE_MOUNTS:
+        os.makedirs(p, exist_ok=True)
         subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755,size=256m", "scopebox-native", p], check=True)
     os.chmod("/tmp", 0o1777)
     for p in FIXTURE_ROOTS:
@@ -222,7 +220,9 @@ def digest_tree(roots):
 def inner(job_path, out_path):
     with open(job_path) as f:
         job = json.load(f)
-    mount_private()
+    # Opened before the chroot: the result goes to the host's scratch directory.
+    result_file = open(out_path, "w")
+    enter_private_root()
     os.makedirs("/scopebox/bin")
     shutil.copy(job["sentinel"], SENTINEL_PATH)
     os.chmod(SENTINEL_PATH, 0o755)
@@ -271,8 +271,8 @@ def inner(job_path, out_path):
         "changedPaths": changed,
         "inventory": inventory,
     }
-    with open(out_path, "w") as f:
-        json.dump(record, f)
+    with result_file:
+        json.dump(record, result_file)
 
 
 # ---------------------------------------------------------------- reading what the client did
@@ -500,7 +500,6 @@ def outer(args):
                 # A copy (a hard link to a read-only cache entry already has r-x for all).
                 os.chmod(dest, 0o755)
             tools[key] = dest
-    made = ensure_mount_points()
     results, failures, total = [], 0, 0
     try:
         for scenario in matrix["scenarios"]:
@@ -535,7 +534,6 @@ def outer(args):
                                 "ok": ok, "medianSeconds": seconds, "seconds": [r["seconds"] for r in records],
                                 "records": records})
     finally:
-        remove_mount_points(made)
         shutil.rmtree(scratch, ignore_errors=True)
     if args.out:
         with open(args.out, "w") as f:
