@@ -79,11 +79,14 @@ def run_in_namespace(scratch, job):
         json.dump(job, f)
     if os.path.exists(out_path):
         os.unlink(out_path)
+    # The copy taken at start: editing this script while a check runs cannot change the runs.
     cmd = ["unshare", "--mount", "--net", "--propagation", "private", "--",
-           sys.executable, os.path.abspath(__file__), "inner", job_path, out_path]
+           sys.executable, os.path.join(scratch, "observe.py"), "inner", job_path, out_path]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=job["deadlineS"] + 30)
     if proc.returncode != 0 or not os.path.exists(out_path):
-        raise RuntimeError("namespace run failed (exit %d): %s" % (proc.returncode, proc.stderr.decode(errors="replace")))
+        raise RuntimeError("namespace run failed (exit %d, result %s): %s" % (
+            proc.returncode, "written" if os.path.exists(out_path) else "missing",
+            proc.stderr.decode(errors="replace")))
     with open(out_path) as f:
         return json.load(f)
 
@@ -447,6 +450,36 @@ def compare(matrix, scenario, run, record):
     return problems, launched, listed
 
 
+def inventory_misses(scenario, run, record, launched, listed):
+    """With `--mcpscope`: the launched or listed declarations the real inventory of the same tree
+    has no row for (matched by scope and name), less the named `missed` divergences — the
+    differential judge's hard rule, previewed against today's mcpscope. Reported, not judged."""
+    inv = record.get("inventory")
+    if not inv:
+        return None
+    try:
+        doc = json.loads(inv["stdout"])
+    except ValueError:
+        return ["inventory output is not JSON (exit %s)" % inv["exitCode"]]
+    rows = {(s.get("scope"), s.get("name")) for s in doc.get("servers", [])}
+    decls = {d["tag"]: d for d in scenario["declarations"]}
+    named = {d["tag"] for d in scenario.get("divergences", [])
+             if run["mode"] in d["modes"] and d["kind"] == "missed"}
+    out = []
+    seen = set(launched)
+    for e in listed:
+        if e.get("tag"):
+            seen.add(e["tag"])
+        elif "source" in e:
+            scope = HEADLESS_SOURCE_SCOPE.get(e["source"], e["source"])
+            seen |= {t for t, d in decls.items() if d["name"] == e["name"] and d["scope"] == scope}
+    for tag in sorted(seen):
+        d = decls.get(tag)
+        if d and (d["scope"], d["name"]) not in rows and tag not in named:
+            out.append("mcpscope has no row for %s" % tag)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -488,6 +521,7 @@ def outer(args):
     # Everything the namespace needs must live outside the private mounts.
     # uid 1000 must reach them too: a world-readable scratch directory, hard links where possible.
     os.chmod(scratch, 0o755)
+    shutil.copy(os.path.abspath(__file__), os.path.join(scratch, "observe.py"))
     for key, path in (("claude", args.claude), ("sentinel", args.sentinel or build_sentinel()),
                       ("mcpscope", args.mcpscope)):
         if path:
@@ -517,8 +551,10 @@ def outer(args):
                         problems += [x for x in p if x not in problems]
                     ok = not problems
                     failures += 0 if ok else 1
-                    print("%-4s %-44s %-16s %6.3fs %s" % ("ok" if ok else "FAIL", scenario["id"], label, seconds,
-                                                          "; ".join(problems)))
+                    misses = inventory_misses(scenario, run, records[0], launched, listed)
+                    note = "" if not misses else "  [inventory: %s]" % "; ".join(misses)
+                    print("%-4s %-44s %-16s %6.3fs %s%s" % ("ok" if ok else "FAIL", scenario["id"], label, seconds,
+                                                            "; ".join(problems), note))
                 else:
                     r = records[0]
                     launched = launched_tags(r, set(matrix["listeners"]))
