@@ -465,18 +465,22 @@ def inventory_misses(scenario, run, record, launched, listed):
     decls = {d["tag"]: d for d in scenario["declarations"]}
     named = {d["tag"] for d in scenario.get("divergences", [])
              if run["mode"] in d["modes"] and d["kind"] == "missed"}
+    def covered(tag):
+        d = decls.get(tag)
+        return d is not None and ((d["scope"], d["name"]) in rows or tag in named)
+
     out = []
-    seen = set(launched)
+    for tag in sorted(launched):
+        if not covered(tag):
+            out.append("mcpscope has no row for launched %s" % tag)
     for e in listed:
         if e.get("tag"):
-            seen.add(e["tag"])
-        elif "source" in e:
-            scope = HEADLESS_SOURCE_SCOPE.get(e["source"], e["source"])
-            seen |= {t for t, d in decls.items() if d["name"] == e["name"] and d["scope"] == scope}
-    for tag in sorted(seen):
-        d = decls.get(tag)
-        if d and (d["scope"], d["name"]) not in rows and tag not in named:
-            out.append("mcpscope has no row for %s" % tag)
+            candidates = {e["tag"]}
+        else:
+            scope = HEADLESS_SOURCE_SCOPE.get(e.get("source"), e.get("source"))
+            candidates = {t for t, d in decls.items() if d["name"] == e["name"] and d["scope"] == scope}
+        if not any(covered(t) for t in candidates):
+            out.append("mcpscope has no row for listed %s" % json.dumps(e))
     return out
 
 
