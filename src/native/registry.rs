@@ -32,10 +32,10 @@ pub struct DebRequest {
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
     /// The registry does not serve what was asked (any more): a refusal, not a retry.
-    #[error("the registry no longer serves {what}: {detail}")]
+    #[error("fetch {what}: the registry no longer serves it ({detail})")]
     NotServed { what: String, detail: String },
     /// The registry's own client saw a digest other than the pinned one.
-    #[error("{what} from the registry has sha256 {actual}, expected {expected}")]
+    #[error("accept {what} from the registry: its sha256 is {actual}, expected {expected}")]
     Mismatch {
         what: String,
         expected: String,
@@ -273,10 +273,15 @@ fn pip_got_digest(text: &str) -> Option<String> {
 /// The last few non-empty lines of a client's output, for an error message — escaped for the
 /// terminal: they may quote what a registry sent.
 fn last_lines(text: &str) -> String {
-    let lines: Vec<&str> = text
+    const MAX_LINE: usize = 240;
+    let lines: Vec<String> = text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
+        .map(|l| match l.char_indices().nth(MAX_LINE) {
+            Some((cut, _)) => format!("{}…", &l[..cut]),
+            None => l.to_string(),
+        })
         .collect();
     scopebox_terminal::escape(&lines[lines.len().saturating_sub(3)..].join(" | ")).into_owned()
 }
@@ -302,6 +307,8 @@ mod tests {
             last_lines("E: \u{1b}]0;pwned\u{7}"),
             "E: \\u{1b}]0;pwned\\u{7}"
         );
+        let long = "v".repeat(1000);
+        assert_eq!(last_lines(&long).chars().count(), 241);
     }
 
     #[test]
