@@ -4,9 +4,10 @@
 
 use std::ffi::OsString;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Parser;
 
-use crate::profile::Client;
+use crate::profile::{Client, REGISTRY};
 use crate::{Format, Request};
 
 /// Read-only inventory of the MCP servers and agent instruction files
@@ -23,12 +24,23 @@ pub struct Cli {
     pub json: bool,
 
     /// Client profile
-    #[arg(long, value_enum, default_value = "claude-code", value_name = "CLIENT")]
+    #[arg(long, value_parser = client_parser(), default_value = "claude-code", value_name = "CLIENT")]
     pub client: Client,
 
     /// dsh: also read ~/.dsh/profiles/NAME/mcp.json (the dsh-profile-user layer)
     #[arg(long, value_name = "NAME", value_parser = dsh_profile_name)]
     pub dsh_profile: Option<String>,
+}
+
+/// `--client` values: every registered profile id (and its aliases), in
+/// registry order. Anything else is a usage error before anything is read.
+fn client_parser() -> impl TypedValueParser<Value = Client> {
+    let values: Vec<PossibleValue> = REGISTRY
+        .iter()
+        .map(|p| PossibleValue::new(p.id()).aliases(p.aliases().iter().copied()))
+        .collect();
+    PossibleValuesParser::new(values)
+        .map(|id| Client::parse(&id).expect("a registered id or alias"))
 }
 
 /// `--dsh-profile` values: a plain directory name, refused (exit 2) before
@@ -48,7 +60,7 @@ impl Cli {
     /// Checks between flags that clap cannot express: `--dsh-profile` needs
     /// `--client dsh`. A usage error, like any parse error.
     pub fn validated(self) -> Result<Cli, clap::Error> {
-        if self.dsh_profile.is_some() && self.client != Client::Dsh {
+        if self.dsh_profile.is_some() && self.client.id() != "dsh" {
             use clap::CommandFactory;
             return Err(Cli::command().error(
                 clap::error::ErrorKind::ArgumentConflict,

@@ -30,7 +30,7 @@ pub mod shape;
 use std::ffi::OsString;
 
 pub use host::{Host, Os};
-pub use profile::Client;
+pub use profile::{Client, Profile};
 
 use model::{Document, Tool, SCHEMA_VERSION};
 use render_human::sanitize;
@@ -145,7 +145,15 @@ pub fn document_with(
     host: &Host,
     dsh_profile: Option<&str>,
 ) -> Document {
-    let inv = profile::inventory_with(client, root, host, dsh_profile);
+    let ctx = profile::Context {
+        root,
+        host,
+        dsh_profile,
+    };
+    let Client::One(p) = client else {
+        unreachable!("--client all is assembled elsewhere")
+    };
+    let inv = p.inventory(&ctx);
     Document {
         schema_version: SCHEMA_VERSION,
         tool: Tool::this(),
@@ -156,6 +164,8 @@ pub fn document_with(
         servers: inv.servers,
         instructions: inv.instructions,
         coverage: inv.coverage,
+        clients: None,
+        fail_on: None,
     }
 }
 

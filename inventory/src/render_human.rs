@@ -16,8 +16,8 @@
 
 use std::fmt::Write;
 
-use crate::model::{Document, FileState, Instruction, RootFields, Server, Source};
-use crate::profile::Client;
+use crate::model::{Document, FileState, Instruction, Server, Source};
+use crate::profile::{Client, Profile};
 
 /// Escape everything that could move the cursor, recolour, reorder or hide
 /// text on a terminal: `scopebox_terminal::escape`, which decides by Unicode
@@ -33,11 +33,14 @@ pub fn render(doc: &Document, client: Client) -> String {
 }
 
 fn write_report(o: &mut String, doc: &Document, client: Client) -> std::fmt::Result {
+    let Client::One(profile) = client else {
+        unreachable!("all-client reports are rendered by write_all")
+    };
     writeln!(
         o,
         "mcpscope {} · {} inventory (read-only: nothing was run, nothing written)",
         doc.tool.version,
-        client.title()
+        profile.title()
     )?;
     writeln!(o)?;
     writeln!(o, "root       {}", sanitize(&doc.root.canonical))?;
@@ -62,7 +65,7 @@ fn write_report(o: &mut String, doc: &Document, client: Client) -> std::fmt::Res
     writeln!(o, "Sources")?;
     let width = doc.sources.iter().map(|s| s.scope.len()).max().unwrap_or(0);
     for s in &doc.sources {
-        write_source(o, s, width)?;
+        write_source(o, profile, s, width)?;
     }
 
     writeln!(o)?;
@@ -106,7 +109,7 @@ fn state_label(state: FileState, reason: Option<crate::model::Reason>) -> String
 
 /// `n` and the singular or plural noun, as a `Display` (no allocation: the
 /// report has a few of these per server row).
-struct Plural<'a>(usize, &'a str, &'a str);
+pub struct Plural<'a>(usize, &'a str, &'a str);
 
 impl std::fmt::Display for Plural<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -115,7 +118,7 @@ impl std::fmt::Display for Plural<'_> {
     }
 }
 
-fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> Plural<'a> {
+pub fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> Plural<'a> {
     Plural(n, one, many)
 }
 
@@ -138,7 +141,12 @@ fn push_count(o: &mut String, sep: &str, n: usize, one: &str, many: &str) {
     o.push_str(if n == 1 { one } else { many });
 }
 
-fn write_source(o: &mut String, s: &Source, width: usize) -> std::fmt::Result {
+fn write_source(
+    o: &mut String,
+    profile: &dyn Profile,
+    s: &Source,
+    width: usize,
+) -> std::fmt::Result {
     let mut label = state_label(s.state, s.reason);
     if s.state == FileState::Present {
         label.push_str(&format!(
@@ -154,21 +162,21 @@ fn write_source(o: &mut String, s: &Source, width: usize) -> std::fmt::Result {
         sanitize(&s.path),
         sanitize(&s.container)
     )?;
-    // vscode sources: format, parser and whether root fields were left
-    // uninterpreted (their names and values are never shown).
-    if let (Some(_), Some(format), Some(parser)) = (s.origin, s.format, s.parser) {
-        let extra = match s.uninterpreted_root_fields {
-            Some(RootFields::Known(true)) => "yes",
-            Some(RootFields::Known(false)) => "no",
-            _ => "unknown",
-        };
-        writeln!(
-            o,
-            "  {:<width$}  format {format} · parser {parser} · uninterpreted root fields: {extra}",
-            ""
-        )?;
-    }
+    profile.source_report(s, width, o);
     Ok(())
+}
+
+/// `      {label}: a, b` when `items` is not empty (the lines a row's profile
+/// fields add; items are fixed scope ids, never file text).
+pub fn list_line(o: &mut String, label: &str, items: &[&str]) {
+    if items.is_empty() {
+        return;
+    }
+    o.push_str("      ");
+    o.push_str(label);
+    o.push_str(": ");
+    o.push_str(&items.join(", "));
+    o.push('\n');
 }
 
 fn write_server(o: &mut String, v: &Server) -> std::fmt::Result {
@@ -199,59 +207,7 @@ fn write_server(o: &mut String, v: &Server) -> std::fmt::Result {
     if !sh.valid {
         writeln!(o, "      shape invalid: {}", sh.problems.join(", "))?;
     }
-    if let Some(by) = v.possible_shadowed_by.as_ref().filter(|b| !b.is_empty()) {
-        writeln!(o, "      possibly shadowed by: {}", by.join(", "))?;
-    }
-    if let Some(by) = v.possibly_excluded_by.as_ref().filter(|b| !b.is_empty()) {
-        writeln!(o, "      possibly excluded by: {}", by.join(", "))?;
-    }
-    if let Some(by) = v.same_name_in.as_ref().filter(|b| !b.is_empty()) {
-        writeln!(o, "      same name in: {}", by.join(", "))?;
-    }
-    if let Some(Some(by)) = &v.shadowed_by {
-        // A dsh row that names a shadower yet holds its keys won its own
-        // merge: a user row a project row collides with. DSH mounts it once
-        // per host and only hides it from this project's sessions.
-        let hidden = v.dsh.as_ref().filter(|d| !d.claims.is_empty());
-        let (lead, tail) = match hidden {
-            Some(d) if d.active => (
-                "hidden from this project's sessions by",
-                "; still mounted for other projects",
-            ),
-            Some(_) => ("hidden from this project's sessions by", ""),
-            None => ("shadowed by", ""),
-        };
-        writeln!(
-            o,
-            "      {lead}: {} in {} (same {}){tail}",
-            sanitize(&by.name),
-            by.scope,
-            by.key
-        )?;
-    }
-    if let Some(d) = &v.dsh {
-        let status = if d.active {
-            "active"
-        } else if d.skipped {
-            "skipped (enabled: false)"
-        } else if !sh.valid {
-            "invalid (not mounted)"
-        } else if matches!(v.shadowed_by, Some(Some(_))) {
-            "shadowed (not mounted)"
-        } else {
-            "disabled (placeholder: mounts nothing)"
-        };
-        let holds = if d.claims.is_empty() {
-            String::new()
-        } else {
-            format!(" · holds {}", d.claims.join(", "))
-        };
-        writeln!(
-            o,
-            "      {status}{holds} · {}",
-            plural(d.placeholder_count, "${VAR} reference", "${VAR} references")
-        )?;
-    }
+    v.ext.0.report(v, o);
     Ok(())
 }
 

@@ -144,8 +144,16 @@ fn terminal_report_escapes_names_and_paths_and_json_keeps_them() {
     let human = t.run_in(&root, &["."]);
     assert_eq!(human.code, 0, "{human}");
     for bad in [
-        '\u{1b}', '\u{202e}', '\u{2066}', '\u{200b}', '\u{7}', '\u{9b}', '\t', '\u{1d173}',
-        '\u{13430}', '\u{1bca0}',
+        '\u{1b}',
+        '\u{202e}',
+        '\u{2066}',
+        '\u{200b}',
+        '\u{7}',
+        '\u{9b}',
+        '\t',
+        '\u{1d173}',
+        '\u{13430}',
+        '\u{1bca0}',
     ] {
         assert!(!human.stdout.contains(bad), "{bad:?} reached the terminal");
     }

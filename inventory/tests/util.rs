@@ -138,7 +138,7 @@ impl Tree {
         };
         let req = Request {
             root: ".".into(),
-            client: Client::ClaudeCode,
+            client: Client::default_profile(),
             format: if json { Format::Json } else { Format::Human },
             dsh_profile: None,
         };
