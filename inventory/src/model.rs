@@ -181,6 +181,12 @@ pub enum Reason {
     ComplexKey,
     /// A YAML `<<` merge key (not interpreted).
     UnsupportedMergeKey,
+    // --- other clients (profile/*) ---
+    /// gemini-cli: a `trustedFolders.json` value that is not a trust level
+    /// (Gemini CLI refuses to start).
+    InvalidTrustLevel,
+    /// continue: more directory entries than the listing bound.
+    TooManyEntries,
 }
 
 impl Reason {
@@ -216,6 +222,8 @@ impl Reason {
             Reason::AliasLimit => "alias-limit",
             Reason::ComplexKey => "complex-key",
             Reason::UnsupportedMergeKey => "unsupported-merge-key",
+            Reason::InvalidTrustLevel => "invalid-trust-level",
+            Reason::TooManyEntries => "too-many-entries",
         }
     }
 }
@@ -225,23 +233,36 @@ impl Reason {
 pub struct Unavailable {
     pub state: FileState,
     pub reason: Option<Reason>,
+    /// Where a parser stopped, for a `malformed` file.
+    pub position: Option<Position>,
 }
 
 impl Unavailable {
     pub const MISSING: Unavailable = Unavailable {
         state: FileState::Missing,
         reason: None,
+        position: None,
     };
 
     pub fn new(state: FileState, reason: Reason) -> Unavailable {
         Unavailable {
             state,
             reason: Some(reason),
+            position: None,
         }
     }
 
     pub fn malformed(reason: Reason) -> Unavailable {
         Unavailable::new(FileState::Malformed, reason)
+    }
+
+    /// `malformed` with the place in `bytes` (a byte offset) where the parser
+    /// stopped.
+    pub fn malformed_at(reason: Reason, bytes: &[u8], offset: usize) -> Unavailable {
+        Unavailable {
+            position: Some(Position::of_offset(bytes, offset)),
+            ..Unavailable::malformed(reason)
+        }
     }
 }
 
@@ -332,6 +353,7 @@ impl Source {
     pub fn set(&mut self, u: Unavailable) {
         self.state = u.state;
         self.reason = u.reason;
+        self.position = u.position;
     }
 }
 

@@ -135,12 +135,15 @@ impl Tree {
             cwd: Some(self.root()),
             os: Os::Linux,
             claude_managed_dir: self.managed(),
+            system_root: self.path("system"),
+            codex_home: None,
         };
         let req = Request {
             root: ".".into(),
             client: Client::default_profile(),
             format: if json { Format::Json } else { Format::Human },
             dsh_profile: None,
+            fail_on: None,
         };
         let out = mcpscope::run(&req, &host);
         Transcript {

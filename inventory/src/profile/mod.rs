@@ -13,9 +13,24 @@
 //! never execute, write, or put a command, argument, URL, env/header name or
 //! value into the model.
 
+pub mod amazon_q;
 pub mod claude_code;
+pub mod claude_desktop;
+pub mod cline;
+pub mod codex;
+pub mod continue_dev;
+pub mod cursor;
 pub mod dsh;
+pub mod gemini_cli;
+pub mod goose;
+pub mod grammar;
+pub mod kiro;
+pub mod layers;
+pub mod opencode;
+pub mod roo_code;
 pub mod vscode;
+pub mod windsurf;
+pub mod zed;
 
 use std::fmt;
 use std::path::Path;
@@ -30,7 +45,24 @@ use crate::{classify, model};
 
 /// Every client, in registry order: `--client` values, `--client all` order,
 /// and the ids `harness/matrix/shipped.json` must list.
-pub static REGISTRY: [&dyn Profile; 3] = [&claude_code::ClaudeCode, &vscode::Vscode, &dsh::Dsh];
+pub static REGISTRY: [&dyn Profile; 16] = [
+    &claude_code::ClaudeCode,
+    &vscode::Vscode,
+    &dsh::Dsh,
+    &codex::Codex,
+    &cursor::Cursor,
+    &gemini_cli::GeminiCli,
+    &windsurf::Windsurf,
+    &claude_desktop::ClaudeDesktop,
+    &kiro::Kiro,
+    &amazon_q::AmazonQ,
+    &opencode::OpenCode,
+    &zed::Zed,
+    &continue_dev::Continue,
+    &cline::Cline,
+    &roo_code::RooCode,
+    &goose::Goose,
+];
 
 /// The `--client` value that runs every profile.
 pub const ALL: &str = "all";
@@ -215,6 +247,25 @@ pub fn default_source_report(s: &Source, width: usize, o: &mut String) {
 
 // ---- building blocks shared by profiles ----
 
+/// A client's project directories: the root and its ancestors up to the
+/// nearest one holding `marker` (e.g. `.git`), nearest first. Without a
+/// marker anywhere, only the root (`walk_to_top: false`) or every ancestor up
+/// to `/` (`true`).
+pub fn project_levels<'r>(root: &'r Path, marker: &str, walk_to_top: bool) -> Vec<&'r Path> {
+    let mut levels = Vec::new();
+    for dir in root.ancestors() {
+        levels.push(dir);
+        if crate::read::entry_exists(dir, marker) {
+            return levels;
+        }
+    }
+    if walk_to_top {
+        levels
+    } else {
+        vec![root]
+    }
+}
+
 /// Read one configuration file (bounded, no-follow) and hand its top-level
 /// object to `interpret`; a read or parse failure is returned instead, as
 /// the file's state and reason.
@@ -233,10 +284,10 @@ pub fn with_object<T>(
 /// that is not a JSON object at the top is `malformed` /
 /// `wrong-container-type`. The result borrows from `bytes`.
 pub fn parse_object<'a>(bytes: &'a [u8], opts: &json::Options) -> Result<Object<'a>, Unavailable> {
-    match json::parse(bytes, opts) {
+    match json::parse_located(bytes, opts) {
         Ok(Value::Object(o)) => Ok(o),
         Ok(_) => Err(Unavailable::malformed(Reason::WrongContainerType)),
-        Err(e) => Err(Unavailable::malformed(e.reason())),
+        Err((e, at)) => Err(Unavailable::malformed_at(e.reason(), bytes, at)),
     }
 }
 
