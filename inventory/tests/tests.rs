@@ -9,6 +9,7 @@ mod cli; // arguments, root refusal, client selection, exit codes, stdout/stderr
 mod contract; // real output deserialized into deny_unknown_fields structs
 mod dsh; // the DSH profile: six layers, shadow chain, YAML managed block, --dsh-profile
 mod instructions; // instruction candidates at every level, metadata only
+mod registry; // registry ids vs harness/matrix/shipped.json, candidates documented per OS
 mod safety; // canaries, sentinel, no writes, terminal sanitization
 mod states; // every file state and every bad input, through the binary
 mod vscode; // --client vscode: origins × states, JSONC, bare map/wrapper/mixed, sameNameIn, contract
