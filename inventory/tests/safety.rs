@@ -68,7 +68,7 @@ fn nothing_is_executed() {
 }
 
 /// Path → (size, mode, mtime, bytes) for every entry under `dir`.
-fn tree_state(dir: &Path) -> BTreeMap<String, (u64, u32, i64, Vec<u8>)> {
+pub fn tree_state(dir: &Path) -> BTreeMap<String, (u64, u32, i64, Vec<u8>)> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

@@ -276,8 +276,10 @@ impl Profile for Codex {
         let c = Container::Map(&["mcp_servers"]);
         let t = Syntax::Toml;
         let home = codex_home(ctx);
-        let levels: Vec<&Path> = project_levels(&ctx.root.canonical, ".git", false)
-            .into_iter()
+        let all_levels = project_levels(&ctx.root.canonical, ".git", false);
+        let levels: Vec<&Path> = all_levels
+            .iter()
+            .copied()
             .filter(|dir| home.as_deref() != Some(dir.join(".codex").as_path()))
             .collect();
         let n = levels.len();
@@ -303,13 +305,13 @@ impl Profile for Codex {
         let trust_known = [&user_source, &system_source]
             .iter()
             .all(|s| s.state.is_complete());
-        let project_root = levels.last().copied();
+        let project_root = all_levels.last().copied();
         // A `.git` that is a file: a worktree (metadata only, never opened).
         let worktree = project_root.is_some_and(|r| crate::read::probe_file(r, &[".git"]).is_ok());
 
         let mut layers_in_order = vec![managed];
         for (i, dir) in levels.iter().enumerate() {
-            let scope = if i == 0 { PROJECT } else { ANCESTOR };
+            let scope = if *dir == ctx.root.canonical { PROJECT } else { ANCESTOR };
             let mut l = Layer::new(scope, Some(dir), ".codex/config.toml", "", t, c, 1 + i);
             l.trusted = Some(if !trust_known {
                 Tri::Unknown
@@ -340,7 +342,7 @@ impl Profile for Codex {
         Inventory {
             sources,
             servers: layers::relate(&layers_in_order, rows, Precedence::Rank),
-            instructions: instruction_candidates(&levels, home.as_deref()),
+            instructions: instruction_candidates(&all_levels, home.as_deref()),
             coverage: coverage(&NOT_EXAMINED),
         }
     }

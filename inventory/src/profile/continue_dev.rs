@@ -131,7 +131,7 @@ impl Profile for Continue {
             ),
             Candidate::new(
                 BLOCK,
-                "<root>/.continue/mcpServers/*.yaml|*.yml",
+                "<root>/.continue/mcpServers/*.yaml (or *.yml)",
                 "yaml",
                 "mcpServers[].name",
             ),
