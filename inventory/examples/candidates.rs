@@ -8,7 +8,10 @@ fn main() {
         println!("## {} ({})", p.title(), p.id());
         for os in [Os::Linux, Os::MacOs, Os::Windows] {
             for c in p.candidates(os) {
-                println!("{os:?}\t{}\t{}\t{}\t{}", c.scope, c.path, c.parser, c.container);
+                println!(
+                    "{os:?}\t{}\t{}\t{}\t{}",
+                    c.scope, c.path, c.parser, c.container
+                );
             }
         }
     }

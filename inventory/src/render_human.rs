@@ -507,9 +507,10 @@ impl Terms {
         if !s.state.is_complete() {
             self.set(s.state.as_str());
         }
-        match s.trusted {
-            Some(crate::model::Tri::Known(false)) => self.set("not trusted"),
-            Some(crate::model::Tri::Unknown) => self.set("trust unknown"),
+        // Trust matters only for a file that is there.
+        match (s.state, s.trusted) {
+            (FileState::Present, Some(crate::model::Tri::Known(false))) => self.set("not trusted"),
+            (FileState::Present, Some(crate::model::Tri::Unknown)) => self.set("trust unknown"),
             _ => {}
         }
     }

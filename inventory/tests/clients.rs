@@ -18,7 +18,12 @@ fn sources(j: &Value) -> Vec<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| (s["scope"].as_str().unwrap().to_owned(), s["state"].as_str().unwrap().to_owned()))
+        .map(|s| {
+            (
+                s["scope"].as_str().unwrap().to_owned(),
+                s["state"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect()
 }
 
@@ -27,7 +32,12 @@ fn names(j: &Value) -> Vec<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| (s["scope"].as_str().unwrap().to_owned(), s["name"].as_str().unwrap().to_owned()))
+        .map(|s| {
+            (
+                s["scope"].as_str().unwrap().to_owned(),
+                s["name"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect()
 }
 
@@ -51,11 +61,29 @@ fn codex_layers_are_in_precedence_order_and_project_trust_is_reported() {
     let t = Tree::new();
     let r = t.root();
     t.write(&root(".codex/config.toml"), CODEX_PROJECT);
-    t.write("system/etc/codex/managed_config.toml", "[mcp_servers.p]\ncommand = \"x\"\n");
-    t.write("system/etc/codex/config.toml", "[mcp_servers.u]\ncommand = \"x\"\n");
+    t.write(
+        "system/etc/codex/managed_config.toml",
+        "[mcp_servers.p]\ncommand = \"x\"\n",
+    );
+    t.write(
+        "system/etc/codex/config.toml",
+        "[mcp_servers.u]\ncommand = \"x\"\n",
+    );
     for (trust, want) in [
-        (format!("[projects.\"{}\"]\ntrust_level = \"trusted\"\n", r.display()), Value::Bool(true)),
-        (format!("[projects.\"{}\"]\ntrust_level = \"untrusted\"\n", r.display()), Value::Bool(false)),
+        (
+            format!(
+                "[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+                r.display()
+            ),
+            Value::Bool(true),
+        ),
+        (
+            format!(
+                "[projects.\"{}\"]\ntrust_level = \"untrusted\"\n",
+                r.display()
+            ),
+            Value::Bool(false),
+        ),
         (String::new(), Value::Bool(false)),
     ] {
         t.write("home/.codex/config.toml", codex_user(&trust));
@@ -64,8 +92,13 @@ fn codex_layers_are_in_precedence_order_and_project_trust_is_reported() {
         let j = out.json();
         assert_eq!(
             sources(&j),
-            [("managed", "present"), ("project", "present"), ("user", "present"), ("system", "present")]
-                .map(|(a, b)| (a.to_owned(), b.to_owned()))
+            [
+                ("managed", "present"),
+                ("project", "present"),
+                ("user", "present"),
+                ("system", "present")
+            ]
+            .map(|(a, b)| (a.to_owned(), b.to_owned()))
         );
         assert_eq!(source(&j, "project")["trusted"], want, "{trust}");
         // Every file is read whatever the trust: the project row is listed.
@@ -73,7 +106,10 @@ fn codex_layers_are_in_precedence_order_and_project_trust_is_reported() {
         assert!(rows.contains(&("project".into(), "p".into())));
         // managed > project > user > system.
         let p = &j["servers"][1];
-        assert_eq!((p["scope"].as_str(), p["name"].as_str()), (Some("project"), Some("p")));
+        assert_eq!(
+            (p["scope"].as_str(), p["name"].as_str()),
+            (Some("project"), Some("p"))
+        );
         assert_eq!(p["possibleShadowedBy"], serde_json::json!(["managed"]));
         let system_u = j["servers"].as_array().unwrap().last().unwrap();
         assert_eq!(system_u["possibleShadowedBy"], serde_json::json!(["user"]));
@@ -103,19 +139,37 @@ fn codex_trust_is_unknown_when_the_user_file_is_broken_or_the_project_is_a_workt
 fn codex_project_levels_run_up_to_the_nearest_git_and_skip_codex_home() {
     let t = Tree::new();
     t.mkdir("work/team/.git");
-    t.write(&root(".codex/config.toml"), "[mcp_servers.a]\ncommand = \"x\"\n");
-    t.write("work/team/.codex/config.toml", "[mcp_servers.a]\ncommand = \"y\"\n");
-    t.write("work/.codex/config.toml", "[mcp_servers.never]\ncommand = \"z\"\n");
+    t.write(
+        &root(".codex/config.toml"),
+        "[mcp_servers.a]\ncommand = \"x\"\n",
+    );
+    t.write(
+        "work/team/.codex/config.toml",
+        "[mcp_servers.a]\ncommand = \"y\"\n",
+    );
+    t.write(
+        "work/.codex/config.toml",
+        "[mcp_servers.never]\ncommand = \"z\"\n",
+    );
     let j = t.run_client("codex", true, None).json();
     let scopes: Vec<String> = sources(&j).into_iter().map(|(s, _)| s).collect();
     assert_eq!(scopes, ["managed", "project", "ancestor", "user", "system"]);
-    assert_eq!(source(&j, "ancestor")["path"], "[TMP]/work/team/.codex/config.toml");
-    assert_eq!(j["servers"][1]["possibleShadowedBy"], serde_json::json!(["project"]));
+    assert_eq!(
+        source(&j, "ancestor")["path"],
+        "[TMP]/work/team/.codex/config.toml"
+    );
+    assert_eq!(
+        j["servers"][1]["possibleShadowedBy"],
+        serde_json::json!(["project"])
+    );
     // CODEX_HOME = <root>/.codex: that directory is the user layer, not a project layer.
     let j = t.run_client("codex", true, Some(&root(".codex"))).json();
     let scopes: Vec<String> = sources(&j).into_iter().map(|(s, _)| s).collect();
     assert_eq!(scopes, ["managed", "ancestor", "user", "system"]);
-    assert_eq!(source(&j, "user")["path"], format!("[TMP]/{ROOT}/.codex/config.toml"));
+    assert_eq!(
+        source(&j, "user")["path"],
+        format!("[TMP]/{ROOT}/.codex/config.toml")
+    );
 }
 
 #[test]
@@ -136,7 +190,10 @@ fn codex_duplicate_tables_are_malformed_with_their_line() {
 fn codex_home_from_the_environment_moves_the_user_file() {
     let t = Tree::new();
     t.write("alt/config.toml", "[mcp_servers.alt]\ncommand = \"x\"\n");
-    t.write("home/.codex/config.toml", "[mcp_servers.home]\ncommand = \"x\"\n");
+    t.write(
+        "home/.codex/config.toml",
+        "[mcp_servers.home]\ncommand = \"x\"\n",
+    );
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcpscope"));
     cmd.args([".", "--client", "codex", "--json"])
         .current_dir(t.root())
@@ -152,11 +209,23 @@ fn codex_home_from_the_environment_moves_the_user_file() {
 fn gemini_folder_trust_decides_the_workspace_sources_trusted() {
     let t = Tree::new();
     let r = t.root();
-    t.write(&root(".gemini/settings.json"), r#"{"mcpServers":{"w":{"command":"x"}}}"#);
+    t.write(
+        &root(".gemini/settings.json"),
+        r#"{"mcpServers":{"w":{"command":"x"}}}"#,
+    );
     for (rules, want) in [
-        (format!(r#"{{"{}": "TRUST_FOLDER"}}"#, r.display()), Value::Bool(true)),
-        (format!(r#"{{"{}": "DO_NOT_TRUST"}}"#, r.display()), Value::Bool(false)),
-        (format!(r#"{{"{}/x": "TRUST_PARENT"}}"#, r.display()), Value::Bool(true)),
+        (
+            format!(r#"{{"{}": "TRUST_FOLDER"}}"#, r.display()),
+            Value::Bool(true),
+        ),
+        (
+            format!(r#"{{"{}": "DO_NOT_TRUST"}}"#, r.display()),
+            Value::Bool(false),
+        ),
+        (
+            format!(r#"{{"{}/x": "TRUST_PARENT"}}"#, r.display()),
+            Value::Bool(true),
+        ),
         ("{}".to_owned(), Value::String("unknown".into())),
     ] {
         t.write("home/.gemini/trustedFolders.json", &rules);
@@ -166,28 +235,46 @@ fn gemini_folder_trust_decides_the_workspace_sources_trusted() {
     }
     // Folder trust switched off in the user settings: trusted.
     t.write("home/.gemini/trustedFolders.json", "{}");
-    t.write("home/.gemini/settings.json", r#"{"security":{"folderTrust":{"enabled":false}}}"#);
+    t.write(
+        "home/.gemini/settings.json",
+        r#"{"security":{"folderTrust":{"enabled":false}}}"#,
+    );
     let j = t.run_client("gemini-cli", true, None).json();
     assert_eq!(source(&j, "workspace")["trusted"], true);
     // A value that is not a trust level stops Gemini CLI: malformed.
     t.write("home/.gemini/trustedFolders.json", r#"{"/x": "SOMETIMES"}"#);
     let out = t.run_client("gemini-cli", true, None);
     assert_eq!(out.code, 1);
-    assert_eq!(source(&out.json(), "trusted-folders")["reason"], "invalid-trust-level");
+    assert_eq!(
+        source(&out.json(), "trusted-folders")["reason"],
+        "invalid-trust-level"
+    );
 }
 
 #[test]
 fn gemini_system_settings_outrank_the_workspace_and_comments_are_stripped() {
     let t = Tree::new();
-    t.write("system/etc/gemini-cli/settings.json", "// corp\n{\"mcpServers\":{\"s\":{\"httpUrl\":\"https://CANARY\"}}}");
-    t.write(&root(".gemini/settings.json"), r#"{"mcpServers":{"s":{"command":"x"}}}"#);
-    t.write("system/etc/gemini-cli/system-defaults.json", "{\"mcpServers\":{\"s\":{\"command\":\"y\"},}}");
+    t.write(
+        "system/etc/gemini-cli/settings.json",
+        "// corp\n{\"mcpServers\":{\"s\":{\"httpUrl\":\"https://CANARY\"}}}",
+    );
+    t.write(
+        &root(".gemini/settings.json"),
+        r#"{"mcpServers":{"s":{"command":"x"}}}"#,
+    );
+    t.write(
+        "system/etc/gemini-cli/system-defaults.json",
+        "{\"mcpServers\":{\"s\":{\"command\":\"y\"},}}",
+    );
     let out = t.run_client("gemini-cli", true, None);
     assert_eq!(out.code, 1, "a trailing comma is not stripped: {out}");
     let j = out.json();
     assert_eq!(source(&j, "system-defaults")["reason"], "trailing-comma");
     assert_eq!(j["servers"][0]["shape"]["transport"], "http");
-    assert_eq!(j["servers"][1]["possibleShadowedBy"], serde_json::json!(["system"]));
+    assert_eq!(
+        j["servers"][1]["possibleShadowedBy"],
+        serde_json::json!(["system"])
+    );
 }
 
 #[test]
@@ -197,19 +284,35 @@ fn continue_reads_config_yaml_and_every_block_file() {
         "home/.continue/config.yaml",
         "name: x\nmcpServers:\n  - name: u\n    command: npx\n    args: [CANARY-pkg]\n",
     );
-    t.write(&root(".continue/mcpServers/b.yml"), "mcpServers:\n  - name: u\n    type: sse\n    url: https://CANARY\n");
-    t.write(&root(".continue/mcpServers/a.json"), r#"{"mcpServers":{"j":{"command":"uvx"}}}"#);
+    t.write(
+        &root(".continue/mcpServers/b.yml"),
+        "mcpServers:\n  - name: u\n    type: sse\n    url: https://CANARY\n",
+    );
+    t.write(
+        &root(".continue/mcpServers/a.json"),
+        r#"{"mcpServers":{"j":{"command":"uvx"}}}"#,
+    );
     t.write(&root(".continue/mcpServers/readme.md"), "CANARY");
     let j = t.run_client("continue", true, None).json();
     let got: Vec<(String, String)> = sources(&j);
     assert_eq!(
         got,
-        [("user", "present"), ("workspace-blocks", "present"), ("workspace-block", "present"), ("workspace-block", "present")]
-            .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        [
+            ("user", "present"),
+            ("workspace-blocks", "present"),
+            ("workspace-block", "present"),
+            ("workspace-block", "present")
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
     );
     assert_eq!(j["sources"][2]["parser"], "json");
     assert_eq!(j["sources"][3]["parser"], "yaml");
-    let u: Vec<&Value> = j["servers"].as_array().unwrap().iter().filter(|s| s["name"] == "u").collect();
+    let u: Vec<&Value> = j["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"] == "u")
+        .collect();
     assert_eq!(u.len(), 2);
     assert_eq!(u[0]["sameNameIn"], serde_json::json!(["workspace-block"]));
     assert_eq!(u[1]["sameNameIn"], serde_json::json!(["user"]));
@@ -219,14 +322,25 @@ fn continue_reads_config_yaml_and_every_block_file() {
 fn continue_caps_the_block_directory() {
     let t = Tree::new();
     for i in 0..70 {
-        t.write(&root(&format!(".continue/mcpServers/{i:03}.yaml")), "mcpServers: []\n");
+        t.write(
+            &root(&format!(".continue/mcpServers/{i:03}.yaml")),
+            "mcpServers: []\n",
+        );
     }
     let out = t.run_client("continue", true, None);
     assert_eq!(out.code, 1);
     let j = out.json();
     let listing = source(&j, "workspace-blocks");
-    assert_eq!((listing["state"].as_str(), listing["reason"].as_str()), (Some("too-large"), Some("too-many-entries")));
-    let blocks = j["sources"].as_array().unwrap().iter().filter(|s| s["scope"] == "workspace-block").count();
+    assert_eq!(
+        (listing["state"].as_str(), listing["reason"].as_str()),
+        (Some("too-large"), Some("too-many-entries"))
+    );
+    let blocks = j["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["scope"] == "workspace-block")
+        .count();
     assert_eq!(blocks, 64);
 }
 
@@ -234,17 +348,37 @@ fn continue_caps_the_block_directory() {
 fn opencode_walks_to_the_nearest_git_and_json_outranks_jsonc() {
     let t = Tree::new();
     t.mkdir("work/team/.git");
-    t.write(&root("opencode.jsonc"), "{\"mcp\":{\"s\":{\"type\":\"local\",\"command\":[\"x\"]},},// c\n}");
-    t.write("work/team/opencode.json", r#"{"mcp":{"s":{"type":"remote","url":"https://CANARY"}}}"#);
-    t.write("work/opencode.json", r#"{"mcp":{"never":{"type":"local","command":["x"]}}}"#);
+    t.write(
+        &root("opencode.jsonc"),
+        "{\"mcp\":{\"s\":{\"type\":\"local\",\"command\":[\"x\"]},},// c\n}",
+    );
+    t.write(
+        "work/team/opencode.json",
+        r#"{"mcp":{"s":{"type":"remote","url":"https://CANARY"}}}"#,
+    );
+    t.write(
+        "work/opencode.json",
+        r#"{"mcp":{"never":{"type":"local","command":["x"]}}}"#,
+    );
     let j = t.run_client("opencode", true, None).json();
     let scopes: Vec<String> = sources(&j).into_iter().map(|(s, _)| s).collect();
     assert_eq!(
         scopes,
-        ["project-jsonc", "project-json", "ancestor-jsonc", "ancestor-json", "global-jsonc", "global-json", "global-config-json"]
+        [
+            "project-jsonc",
+            "project-json",
+            "ancestor-jsonc",
+            "ancestor-json",
+            "global-jsonc",
+            "global-json",
+            "global-config-json"
+        ]
     );
     assert_eq!(names(&j).len(), 2);
-    assert_eq!(j["servers"][0]["possibleShadowedBy"], serde_json::json!(["ancestor-json"]));
+    assert_eq!(
+        j["servers"][0]["possibleShadowedBy"],
+        serde_json::json!(["ancestor-json"])
+    );
 }
 
 #[test]
@@ -265,9 +399,18 @@ fn single_file_clients_read_their_one_path_per_os_layout() {
     assert_eq!(j["servers"][0]["enabled"], false);
     let j = t.run_client("claude-desktop", true, None).json();
     assert!(j["servers"][0].get("enabled").is_none());
-    t.write("home/.config/goose/config.yaml", "extensions:\n  dev:\n    type: builtin\n    enabled: false\n");
+    t.write(
+        "home/.config/goose/config.yaml",
+        "extensions:\n  dev:\n    type: builtin\n    enabled: false\n",
+    );
     let j = t.run_client("goose", true, None).json();
-    assert_eq!((j["servers"][0]["launch"].as_str(), &j["servers"][0]["enabled"]), (Some("unknown"), &Value::Bool(false)));
+    assert_eq!(
+        (
+            j["servers"][0]["launch"].as_str(),
+            &j["servers"][0]["enabled"]
+        ),
+        (Some("unknown"), &Value::Bool(false))
+    );
 }
 
 #[test]
@@ -288,11 +431,20 @@ fn workspace_files_outrank_user_files_where_the_client_says_so() {
         assert_eq!(j["servers"][1]["possibleShadowedBy"], serde_json::json!([higher]), "{client}");
     }
     // Cursor documents no winner: duplication only.
-    t.write(&root(".cursor/mcp.json"), r#"{"mcpServers":{"s":{"command":"x"}}}"#);
-    t.write("home/.cursor/mcp.json", r#"{"mcpServers":{"s":{"url":"https://x"}}}"#);
+    t.write(
+        &root(".cursor/mcp.json"),
+        r#"{"mcpServers":{"s":{"command":"x"}}}"#,
+    );
+    t.write(
+        "home/.cursor/mcp.json",
+        r#"{"mcpServers":{"s":{"url":"https://x"}}}"#,
+    );
     let j = t.run_client("cursor", true, None).json();
     assert_eq!(j["servers"][0]["sameNameIn"], serde_json::json!(["global"]));
-    assert_eq!(j["servers"][1]["sameNameIn"], serde_json::json!(["project"]));
+    assert_eq!(
+        j["servers"][1]["sameNameIn"],
+        serde_json::json!(["project"])
+    );
 }
 
 /// Every client's files with a canary in every field, and the sentinel as
@@ -348,7 +500,10 @@ fn no_client_prints_a_canary_runs_anything_or_writes_anything() {
     let t = Tree::new();
     every_client(&t);
     let before = crate::safety::tree_state(&t.base);
-    let mut outs = vec![t.run(&[".", "--client", "all"]), t.run(&[".", "--client", "all", "--json"])];
+    let mut outs = vec![
+        t.run(&[".", "--client", "all"]),
+        t.run(&[".", "--client", "all", "--json"]),
+    ];
     for p in mcpscope::profile::REGISTRY {
         outs.push(t.run(&[".", "--client", p.id()]));
         outs.push(t.run(&[".", "--client", p.id(), "--json"]));
@@ -356,8 +511,15 @@ fn no_client_prints_a_canary_runs_anything_or_writes_anything() {
     for out in &outs {
         assert!(!out.all().contains(CANARY), "canary leaked:\n{out}");
     }
-    assert!(!t.path(SENTINEL_MARKER).exists(), "a configured command was executed");
-    assert_eq!(before, crate::safety::tree_state(&t.base), "something was written");
+    assert!(
+        !t.path(SENTINEL_MARKER).exists(),
+        "a configured command was executed"
+    );
+    assert_eq!(
+        before,
+        crate::safety::tree_state(&t.base),
+        "something was written"
+    );
     // The fixture did declare servers for every new client.
     let j = outs[1].json();
     for summary in j["clients"].as_array().unwrap().iter().skip(3) {
@@ -373,17 +535,30 @@ fn all_tags_every_row_with_its_client_in_registry_order() {
     let j = out.json();
     assert_eq!(j["client"], "all");
     let order: Vec<&str> = mcpscope::profile::REGISTRY.iter().map(|p| p.id()).collect();
-    let pos = |v: &Value| order.iter().position(|c| *c == v["client"].as_str().unwrap()).unwrap();
+    let pos = |v: &Value| {
+        order
+            .iter()
+            .position(|c| *c == v["client"].as_str().unwrap())
+            .unwrap()
+    };
     for list in ["sources", "servers", "instructions"] {
         let rows = j[list].as_array().unwrap();
         assert!(rows.iter().all(|r| r["client"].is_string()), "{list}");
-        assert!(rows.windows(2).all(|w| pos(&w[0]) <= pos(&w[1])), "{list} out of registry order");
+        assert!(
+            rows.windows(2).all(|w| pos(&w[0]) <= pos(&w[1])),
+            "{list} out of registry order"
+        );
     }
     // Each summary agrees with the rows, and the conjunction holds.
     let mut all_complete = true;
     for (n, s) in j["clients"].as_array().unwrap().iter().enumerate() {
         assert_eq!(s["client"], order[n]);
-        let rows = j["servers"].as_array().unwrap().iter().filter(|r| r["client"] == s["client"]).count();
+        let rows = j["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["client"] == s["client"])
+            .count();
         assert_eq!(s["serverCount"].as_u64().unwrap() as usize, rows);
         all_complete &= s["inventoryComplete"].as_bool().unwrap();
         // serverCount per source equals its rows (by client, scope and path).
@@ -393,7 +568,11 @@ fn all_tags_every_row_with_its_client_in_registry_order() {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|r| r["client"] == src["client"] && r["scope"] == src["scope"] && r["path"] == src["path"])
+            .filter(|r| {
+                r["client"] == src["client"]
+                    && r["scope"] == src["scope"]
+                    && r["path"] == src["path"]
+            })
             .count();
         assert_eq!(src["serverCount"].as_u64().unwrap() as usize, rows, "{src}");
     }
@@ -416,9 +595,22 @@ fn all_human_report_has_a_section_and_a_summary_line_per_client() {
     every_client(&t);
     let out = t.run_client("all", false, None);
     for p in mcpscope::profile::REGISTRY {
-        assert!(out.stdout.contains(&format!("== {} (--client {}) ==", p.title(), p.id())), "{}", p.id());
-        let line = out.stdout.lines().rev().find(|l| l.trim_start().starts_with(&format!("{} ", p.id())));
-        assert!(line.is_some_and(|l| l.contains(" · ") && l.contains("broken")), "{}", p.id());
+        assert!(
+            out.stdout
+                .contains(&format!("== {} (--client {}) ==", p.title(), p.id())),
+            "{}",
+            p.id()
+        );
+        let line = out
+            .stdout
+            .lines()
+            .rev()
+            .find(|l| l.trim_start().starts_with(&format!("{} ", p.id())));
+        assert!(
+            line.is_some_and(|l| l.contains(" · ") && l.contains("broken")),
+            "{}",
+            p.id()
+        );
     }
     assert!(out.stdout.contains("Summary (one line per client"));
     assert!(!out.stdout.contains("(none: source missing)"));
@@ -427,7 +619,10 @@ fn all_human_report_has_a_section_and_a_summary_line_per_client() {
 #[test]
 fn fail_on_gates_with_documented_exit_codes() {
     let t = Tree::new();
-    t.write(&root(".cursor/mcp.json"), r#"{"mcpServers":{"x":{"command":7}}}"#);
+    t.write(
+        &root(".cursor/mcp.json"),
+        r#"{"mcpServers":{"x":{"command":7}}}"#,
+    );
     let run = |extra: &[&str]| t.run(&[&[".", "--client", "cursor"][..], extra].concat());
     assert_eq!(run(&[]).code, 0, "the default gate is incomplete alone");
     assert_eq!(run(&["--fail-on", "any-server"]).code, 3);
@@ -435,14 +630,28 @@ fn fail_on_gates_with_documented_exit_codes() {
     assert_eq!(run(&["--fail-on", "project-server"]).code, 3);
     assert_eq!(run(&["--fail-on", "incomplete"]).code, 0);
     let r = run(&["--fail-on=any-server,invalid-entry", "--json"]);
-    assert_eq!(r.json()["failOn"]["met"], serde_json::json!(["invalid-entry", "any-server"]));
-    assert!(r.stderr.contains("--fail-on met: invalid-entry (1 invalid entry), any-server (1 server)"), "{r}");
+    assert_eq!(
+        r.json()["failOn"]["met"],
+        serde_json::json!(["invalid-entry", "any-server"])
+    );
+    assert!(
+        r.stderr
+            .contains("--fail-on met: invalid-entry (1 invalid entry), any-server (1 server)"),
+        "{r}"
+    );
     t.write("home/.cursor/mcp.json", "{");
-    assert_eq!(run(&["--fail-on", "any-server,incomplete"]).code, 1, "incomplete outranks");
+    assert_eq!(
+        run(&["--fail-on", "any-server,incomplete"]).code,
+        1,
+        "incomplete outranks"
+    );
     assert_eq!(run(&["--fail-on", "none"]).code, 0);
     assert_eq!(run(&["--fail-on", "never"]).code, 2);
     let human = run(&["--fail-on", "any-server"]);
-    assert!(human.stdout.contains("fail-on    met: any-server"), "{human}");
+    assert!(
+        human.stdout.contains("fail-on    met: any-server"),
+        "{human}"
+    );
 }
 
 #[test]
@@ -450,6 +659,13 @@ fn a_bad_client_value_is_echoed_escaped() {
     let t = Tree::new();
     let r = t.run(&[".", "--client", "cur\u{1b}]0;title\u{7}\u{202e}sor"]);
     assert_eq!(r.code, 2);
-    assert!(!r.stderr.contains('\u{1b}') && !r.stderr.contains('\u{7}') && !r.stderr.contains('\u{202e}'));
-    assert!(r.stderr.contains("cur\\u{1b}]0;title\\u{7}\\u{202e}sor"), "{r}");
+    assert!(
+        !r.stderr.contains('\u{1b}')
+            && !r.stderr.contains('\u{7}')
+            && !r.stderr.contains('\u{202e}')
+    );
+    assert!(
+        r.stderr.contains("cur\\u{1b}]0;title\\u{7}\\u{202e}sor"),
+        "{r}"
+    );
 }

@@ -4,9 +4,9 @@
 mod util; // temp trees, running the binary/library, redaction, `snapshot!`
 mod fixtures; // the shared full fixture (all four sources, canaries, sentinel)
 
-mod clients; // the thirteen new clients, --client all, --fail-on, escaped usage errors
 mod claude_code; // the Claude Code profile: scopes, shadowing, ambiguity, managed exclusivity
 mod cli; // arguments, root refusal, client selection, exit codes, stdout/stderr split
+mod clients; // the thirteen new clients, --client all, --fail-on, escaped usage errors
 mod contract; // real output deserialized into deny_unknown_fields structs
 mod dsh; // the DSH profile: six layers, shadow chain, YAML managed block, --dsh-profile
 mod instructions; // instruction candidates at every level, metadata only

@@ -86,7 +86,9 @@ impl Profile for ClaudeCode {
     }
 }
 
-/// The Claude Code row fields, serialized after `guardForm`.
+/// The Claude Code row fields, serialized after `guardForm`. The contract's
+/// `approval` and `predictedLaunch` (from the native reference's observations)
+/// belong here too, as further fields of this type, when they are added.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClaudeRow {

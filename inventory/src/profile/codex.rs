@@ -311,7 +311,11 @@ impl Profile for Codex {
 
         let mut layers_in_order = vec![managed];
         for (i, dir) in levels.iter().enumerate() {
-            let scope = if *dir == ctx.root.canonical { PROJECT } else { ANCESTOR };
+            let scope = if *dir == ctx.root.canonical {
+                PROJECT
+            } else {
+                ANCESTOR
+            };
             let mut l = Layer::new(scope, Some(dir), ".codex/config.toml", "", t, c, 1 + i);
             l.trusted = Some(if !trust_known {
                 Tri::Unknown

@@ -117,8 +117,14 @@ impl Profile for Dsh {
         inventory(ctx.root, ctx.host, ctx.dsh_profile)
     }
 
-    fn source_report(&self, _source: &Source, _width: usize, _out: &mut String) {
-        // The layer table says the format; nothing more to show per source.
+    fn source_report(&self, source: &Source, width: usize, out: &mut String) {
+        // The layer table says the format; a parse error says where it stopped.
+        if let Some(p) = source.position {
+            out.push_str(&format!(
+                "  {:<width$}  stopped at line {}, column {}\n",
+                "", p.line, p.column
+            ));
+        }
     }
 }
 
