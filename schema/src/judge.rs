@@ -667,7 +667,7 @@ fn validate_case(case: &Case, at: &str, problems: &mut Vec<String>) {
     // Profiles a case may name: the shipped manifest's list (the inventory's
     // registry ids and `all`; a test in the inventory keeps the two equal).
     let clients = crate::shipped::clients();
-    if !clients.iter().any(|c| *c == case.client) {
+    if !clients.contains(&case.client) {
         problems.push(format!(
             "{at}: client {:?} is not one of {}",
             case.client,
