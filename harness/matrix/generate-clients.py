@@ -639,7 +639,7 @@ case("all-every-client-human", "all",
      "--client all human report: a section per client and one summary line per client",
      [ROOT, "--client", "all"], every, 0,
      stdout_contains=["all 16 clients' inventory", "== Codex (--client codex) ==", "== goose (--client goose) ==",
-                      "nothing configured: none of its", "Summary (one line per client", "  codex           12 servers · 0 sources broken",
+                      "nothing configured: no fixed file exists", "Summary (one line per client", "  codex           12 servers · 0 sources broken",
                       "  claude-code     0 servers · 0 sources broken"],
      stdout_not_contains=HUMAN_NEVER, stderr_empty=True)
 case("all-nothing-configured", "all", "--client all with nothing configured: complete, no servers",

@@ -120,7 +120,7 @@ fn write_all(o: &mut String, doc: &Document, terms: &mut Terms) -> std::fmt::Res
         {
             writeln!(
                 o,
-                "  nothing configured: none of its {} fixed files exists",
+                "  nothing configured: no fixed file exists ({} checked)",
                 sources.len()
             )?;
             continue;

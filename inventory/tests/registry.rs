@@ -73,6 +73,23 @@ fn every_profile_documents_its_candidates_on_every_os() {
 }
 
 #[test]
+fn a_scope_order_names_only_scopes_the_profile_has() {
+    use mcpscope::profile::Shadowing;
+    for p in REGISTRY {
+        if let Shadowing::ScopeOrder(order) = p.shadowing() {
+            let scopes: Vec<&str> = p.candidates(Os::Linux).iter().map(|c| c.scope).collect();
+            for s in order {
+                assert!(
+                    scopes.contains(s),
+                    "{}: {s} is in its order but not a candidate",
+                    p.id()
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn clients_md_lists_every_profile_and_its_linux_paths() {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/CLIENTS.md")).unwrap();
     for p in REGISTRY {
