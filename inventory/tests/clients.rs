@@ -658,14 +658,18 @@ fn fail_on_gates_with_documented_exit_codes() {
 fn a_bad_client_value_is_echoed_escaped() {
     let t = Tree::new();
     for (value, shown) in [
-        ("cur\u{1b}[2Jsor", &["cur\\u{1b}[2Jsor"][..]),
+        // With clap's `color` feature (unified in from another crate of the
+        // workspace) clap strips escape sequences from its echo itself.
+        (
+            "cur\u{1b}[2Jsor",
+            &["cur\\u{1b}[2Jsor", "invalid value 'cursor'"][..],
+        ),
         (
             "cur\u{202e}\u{200b}sor\u{7}",
             &["cur\\u{202e}\\u{200b}sor\\u{7}"][..],
         ),
-        // With clap's `color` feature (unified in from another crate of the
-        // workspace) clap drops an OSC sequence (a window title) from its echo
-        // itself; either way, what reaches the terminal is escaped.
+        // An OSC sequence (a window title) likewise: stripped by clap or
+        // escaped by us, never raw.
         (
             "cur\u{1b}]0;title\u{7}\u{202e}sor",
             &["cur\\u{1b}]0;title\\u{7}\\u{202e}sor", "cur\\u{202e}sor"][..],
