@@ -666,7 +666,10 @@ fn a_bad_client_value_is_echoed_escaped() {
         ),
         (
             "cur\u{202e}\u{200b}sor\u{7}",
-            &["cur\\u{202e}\\u{200b}sor\\u{7}"][..],
+            &[
+                "cur\\u{202e}\\u{200b}sor\\u{7}",
+                "cur\\u{202e}\\u{200b}sor'",
+            ][..],
         ),
         // An OSC sequence (a window title) likewise: stripped by clap or
         // escaped by us, never raw.
