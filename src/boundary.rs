@@ -158,7 +158,17 @@ mod tests {
         assert_eq!(host.memory_swap, host.memory);
         assert_eq!(host.nano_cpus, Some(2_000_000_000));
         let tmpfs = host.tmpfs.as_ref().unwrap();
-        assert_eq!(tmpfs.len(), 4);
+        // Every tmpfs of the policy (the work areas and each fixture root), nothing else.
+        assert_eq!(tmpfs.len(), policy.tmpfs.len());
+        for root in [
+            "/work",
+            "/home/node",
+            "/tmp",
+            "/etc/claude-code",
+            "/etc/codex",
+        ] {
+            assert!(tmpfs.contains_key(root), "{root}");
+        }
         for opts in tmpfs.values() {
             assert!(opts.starts_with("rw,noexec,nosuid,size="), "{opts}");
             assert!(opts.ends_with("uid=1000,gid=1000"), "{opts}");

@@ -79,7 +79,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub candidate: CandidateArgs,
     /// A fixture matrix file; repeat to run several as one matrix (cases in order, canaries
-    /// joined) [default: the shipped matrix, harness/matrix/{claude-code,vscode,dsh}.json]
+    /// joined) [default: the shipped matrix, the files harness/matrix/shipped.json lists]
     #[arg(long, value_name = "FILE")]
     pub matrix: Vec<PathBuf>,
     /// Seconds the container may run before it is killed (its evidence is still exported);

@@ -408,7 +408,7 @@ case("root-relative-with-cwd", "a relative root is resolved against the current 
 # ---- usage errors ----
 
 case("client-unknown", "an unknown client is a usage error (exit 2) before anything is read",
-     [ROOT, "--client", "cursor", "--json"], full_fixture(), 2, stdout_empty=True, stderr_contains=["cursor"])
+     [ROOT, "--client", "kursor", "--json"], full_fixture(), 2, stdout_empty=True, stderr_contains=["kursor", "cursor"])
 case("flag-unknown", "an unknown flag is a usage error (exit 2)",
      [ROOT, "--frobnicate"], full_fixture(), 2, stdout_empty=True)
 case("root-argument-missing", "no root argument is a usage error (exit 2)",

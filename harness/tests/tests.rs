@@ -18,3 +18,5 @@ mod binary;
 mod vscode_matrix;
 // The DSH matrix as data, and every case against the real mcpscope on this host (rebased).
 mod dsh_matrix;
+// The clients matrix as data: standard cases per new client, canaries, ids, the manifest.
+mod clients_matrix;

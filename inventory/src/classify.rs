@@ -15,30 +15,37 @@ use crate::model::{GuardForm, Launch, Shape, Transport};
 
 /// Classify a declaration whose shape was already checked.
 pub fn classify(entry: &Value, shape: &Shape) -> (Launch, GuardForm) {
-    let obj = match entry.as_object() {
-        Some(o) => o,
-        None => return (Launch::Unknown, GuardForm::Unknown),
+    let Some(obj) = entry.as_object() else {
+        return (Launch::Unknown, GuardForm::Unknown);
     };
+    // The first leading string arguments only (enough for every row of the
+    // table); a non-string argument ends them (and makes the shape invalid,
+    // hence the guard form unknown).
+    let mut args = [""; 16];
+    let mut n = 0;
+    if let Some(Value::Array(a)) = obj.get("args") {
+        for (slot, arg) in args.iter_mut().zip(a.iter().map_while(Value::as_str)) {
+            *slot = arg;
+            n += 1;
+        }
+    }
+    let command = obj.get("command").and_then(Value::as_str);
+    classify_parts(command, &args[..n], shape)
+}
+
+/// Classify from a command and its leading string arguments, for entry
+/// grammars that spell them differently (a command array, `cmd`, a nested
+/// `command.path`).
+pub fn classify_parts(command: Option<&str>, args: &[&str], shape: &Shape) -> (Launch, GuardForm) {
     match shape.transport {
         // The endpoint is not examined: it may itself be a proxy or guard.
         Transport::Http | Transport::Sse | Transport::Ws => (Launch::Remote, GuardForm::Unknown),
         Transport::Unknown => (Launch::Unknown, GuardForm::Unknown),
         Transport::Stdio => {
-            let Some(command) = obj.get("command").and_then(Value::as_str) else {
+            let Some(command) = command else {
                 return (Launch::Unknown, GuardForm::Unknown);
             };
-            // The first leading string arguments only (enough for every row
-            // of the table); a non-string argument ends them (and makes the
-            // shape invalid, hence the guard form unknown).
-            let mut args = [""; 16];
-            let mut n = 0;
-            if let Some(Value::Array(a)) = obj.get("args") {
-                for (slot, arg) in args.iter_mut().zip(a.iter().map_while(Value::as_str)) {
-                    *slot = arg;
-                    n += 1;
-                }
-            }
-            let launch = launch_of(command, &args[..n]);
+            let launch = launch_of(command, &args[..args.len().min(16)]);
             (launch, guard_form(launch, shape.valid))
         }
     }

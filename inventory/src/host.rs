@@ -4,8 +4,9 @@
 //! managed location at a temporary directory.
 //!
 //! It must never read configuration and never offer an environment override
-//! for the managed location: the binary always inspects the documented fixed
-//! path.
+//! for the managed or system locations: the binary always inspects the
+//! documented fixed paths. The one environment override it honours is the one
+//! a client documents for its own home (`CODEX_HOME`).
 
 use std::path::{Path, PathBuf};
 
@@ -49,6 +50,13 @@ pub struct Host {
     pub os: Os,
     /// Trusted base of managed-mcp.json and the managed CLAUDE.md.
     pub claude_managed_dir: PathBuf,
+    /// Where the other clients' fixed system locations (`/etc/codex`,
+    /// `/etc/gemini-cli`, ...) are looked up: `/` on a real host; tests point
+    /// it at a temporary directory. Never taken from the environment.
+    pub system_root: PathBuf,
+    /// `CODEX_HOME` when set and not empty (made absolute against the current
+    /// directory, as Codex does); `None` means `~/.codex`.
+    pub codex_home: Option<PathBuf>,
 }
 
 impl Host {
@@ -56,13 +64,38 @@ impl Host {
     /// directory of this OS.
     pub fn from_env() -> Host {
         let os = Os::current();
+        let cwd = std::env::current_dir().ok();
         Host {
             home: std::env::var_os("HOME")
                 .map(PathBuf::from)
                 .filter(|p| p.is_absolute()),
-            cwd: std::env::current_dir().ok(),
+            codex_home: codex_home(std::env::var_os("CODEX_HOME"), cwd.as_deref()),
+            cwd,
             os,
             claude_managed_dir: os.claude_managed_dir().to_path_buf(),
+            system_root: PathBuf::from("/"),
         }
+    }
+
+    /// A fixed absolute system path (`/etc/codex/config.toml`) below
+    /// [`Host::system_root`].
+    pub fn system_path(&self, absolute: &str) -> PathBuf {
+        let rel = absolute.trim_start_matches('/');
+        if self.system_root == Path::new("/") {
+            Path::new("/").join(rel)
+        } else {
+            self.system_root.join(rel)
+        }
+    }
+}
+
+/// `CODEX_HOME` as Codex takes it: ignored when empty; a relative value is
+/// relative to the current directory.
+pub fn codex_home(value: Option<std::ffi::OsString>, cwd: Option<&Path>) -> Option<PathBuf> {
+    let v = PathBuf::from(value.filter(|v| !v.is_empty())?);
+    if v.is_absolute() {
+        Some(v)
+    } else {
+        cwd.map(|c| c.join(v))
     }
 }

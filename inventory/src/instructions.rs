@@ -19,6 +19,7 @@ pub fn probe(scope: &'static str, base: &Path, name: &'static str) -> Instructio
         Err(u) => (u.state, u.reason, None),
     };
     Instruction {
+        client: None,
         scope,
         path: base.join(name).to_string_lossy().into_owned(),
         name,
@@ -32,6 +33,7 @@ pub fn probe(scope: &'static str, base: &Path, name: &'static str) -> Instructio
 /// A candidate that cannot be probed because HOME is unknown.
 pub fn home_unknown(scope: &'static str, name: &'static str) -> Instruction {
     Instruction {
+        client: None,
         scope,
         path: format!("~/{name}"),
         name,

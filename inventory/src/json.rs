@@ -68,6 +68,25 @@ impl Options {
         bom: true,
         max_depth: 128,
     };
+
+    /// Comments stripped, then strict JSON (`strip-json-comments` followed by
+    /// `JSON.parse`, as Gemini CLI reads its settings): no trailing commas, no
+    /// BOM.
+    pub const COMMENTS: Options = Options {
+        comments: true,
+        trailing_commas: false,
+        bom: false,
+        max_depth: 128,
+    };
+
+    /// JSONC with trailing commas but no BOM (`jsonc-parser` with
+    /// `allowTrailingComma`, as OpenCode reads its config; a BOM is text).
+    pub const JSONC_NO_BOM: Options = Options {
+        comments: true,
+        trailing_commas: true,
+        bom: false,
+        max_depth: 128,
+    };
 }
 
 /// A parsed value borrowing from the input. Objects keep members in
@@ -158,12 +177,23 @@ impl JsonError {
 
 /// Parse one JSON document.
 pub fn parse<'a>(bytes: &'a [u8], opts: &Options) -> Result<Value<'a>, JsonError> {
-    let mut text = std::str::from_utf8(bytes).map_err(|_| JsonError::InvalidUtf8)?;
+    parse_located(bytes, opts).map_err(|(e, _)| e)
+}
+
+/// [`parse`], with the byte offset where parsing stopped on an error (for a
+/// line and column in the report: a position is not a secret).
+pub fn parse_located<'a>(bytes: &'a [u8], opts: &Options) -> Result<Value<'a>, (JsonError, usize)> {
+    let mut text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => return Err((JsonError::InvalidUtf8, e.valid_up_to())),
+    };
+    let mut skipped = 0;
     if let Some(rest) = text.strip_prefix('\u{feff}') {
         if !opts.bom {
-            return Err(JsonError::ByteOrderMark);
+            return Err((JsonError::ByteOrderMark, 0));
         }
         text = rest;
+        skipped = 3;
     }
     let mut p = Parser {
         text,
@@ -173,13 +203,16 @@ pub fn parse<'a>(bytes: &'a [u8], opts: &Options) -> Result<Value<'a>, JsonError
         members: Vec::new(),
         items: Vec::new(),
     };
-    p.skip_ws()?;
-    let v = p.value(1)?;
-    p.skip_ws()?;
-    if p.i != p.s.len() {
-        return Err(JsonError::Syntax);
-    }
-    Ok(v)
+    let result = (|| {
+        p.skip_ws()?;
+        let v = p.value(1)?;
+        p.skip_ws()?;
+        if p.i != p.s.len() {
+            return Err(JsonError::Syntax);
+        }
+        Ok(v)
+    })();
+    result.map_err(|e| (e, skipped + p.i.min(p.s.len())))
 }
 
 struct Parser<'a> {

@@ -12,10 +12,11 @@
 //!
 //! [`run`] is the whole program minus process I/O: it never prints, exits,
 //! executes or writes. [`Status::exit_code`] is the one place exit codes are
-//! decided.
+//! decided; [`gate`] decides which conditions (`--fail-on`) set them.
 
 pub mod classify;
 pub mod cli;
+pub mod gate;
 pub mod host;
 pub mod instructions;
 pub mod json;
@@ -26,11 +27,12 @@ pub mod read;
 pub mod render_human;
 pub mod root;
 pub mod shape;
+pub mod toml_config;
 
 use std::ffi::OsString;
 
 pub use host::{Host, Os};
-pub use profile::Client;
+pub use profile::{Client, Profile};
 
 use model::{Document, Tool, SCHEMA_VERSION};
 use render_human::sanitize;
@@ -50,6 +52,8 @@ pub struct Request {
     pub format: Format,
     /// `--dsh-profile NAME` (dsh only; validated by the CLI).
     pub dsh_profile: Option<String>,
+    /// `--fail-on` conditions; `None`: the default gate (`incomplete`).
+    pub fail_on: Option<Vec<gate::Condition>>,
 }
 
 /// How an invocation ended.
@@ -64,16 +68,20 @@ pub enum Status {
     InvalidRoot,
     /// Unknown flag, unknown client, missing argument.
     Usage,
+    /// A `--fail-on` condition other than `incomplete` held.
+    ConditionMet,
 }
 
 impl Status {
-    /// The documented exit codes: 0 complete; 1 invalid root or incomplete
-    /// inventory; 2 usage error.
+    /// The documented exit codes: 0 nothing to report; 1 invalid root or an
+    /// incomplete inventory (when `incomplete` is gated, the default); 2 usage
+    /// error; 3 another `--fail-on` condition held.
     pub fn exit_code(self) -> u8 {
         match self {
             Status::Complete => 0,
             Status::Incomplete | Status::InvalidRoot => 1,
             Status::Usage => 2,
+            Status::ConditionMet => 3,
         }
     }
 }
@@ -110,27 +118,65 @@ pub fn run_to(req: &Request, host: &Host, stdout: &mut dyn std::io::Write) -> (S
             return (Status::InvalidRoot, msg);
         }
     };
-    let doc = document_with(req.client, &root, host, req.dsh_profile.as_deref());
+    let mut doc = document_with(req.client, &root, host, req.dsh_profile.as_deref());
+    let conditions = gate::in_force(req.fail_on.as_deref());
+    let met = gate::met(&conditions, &doc);
+    if req.fail_on.is_some() {
+        doc.fail_on = Some(model::FailOnReport {
+            conditions: conditions.iter().map(|c| c.id()).collect(),
+            met: met.iter().map(|(c, _)| c.id()).collect(),
+        });
+    }
     let _ = match req.format {
         Format::Json => json_out::pretty_to(stdout, &doc),
         Format::Human => stdout.write_all(render_human::render(&doc, req.client).as_bytes()),
     };
-    if doc.inventory_complete {
-        return (Status::Complete, String::new());
+    let mut stderr = String::new();
+    if !doc.inventory_complete {
+        let bad: Vec<String> = doc
+            .sources
+            .iter()
+            .filter(|s| !s.state.is_complete())
+            .map(|s| {
+                let scope = match s.client {
+                    Some(c) => format!("{c} {}", s.scope),
+                    None => s.scope.to_owned(),
+                };
+                match s.reason {
+                    Some(r) => format!("{scope} source {} ({})", s.state.as_str(), r.as_str()),
+                    None => format!("{scope} source {}", s.state.as_str()),
+                }
+            })
+            .collect();
+        stderr.push_str(&format!(
+            "mcpscope: inventory incomplete: {}\n",
+            bad.join("; ")
+        ));
     }
-    let bad: Vec<String> = doc
-        .sources
+    let others: Vec<String> = met
         .iter()
-        .filter(|s| !s.state.is_complete())
-        .map(|s| match s.reason {
-            Some(r) => format!("{} source {} ({})", s.scope, s.state.as_str(), r.as_str()),
-            None => format!("{} source {}", s.scope, s.state.as_str()),
+        .filter(|(c, _)| *c != gate::Condition::Incomplete)
+        .map(|(c, n)| {
+            let what = match c {
+                gate::Condition::InvalidEntry => {
+                    render_human::plural(*n, "invalid entry", "invalid entries")
+                }
+                _ => render_human::plural(*n, "server", "servers"),
+            };
+            format!("{} ({what})", c.id())
         })
         .collect();
-    (
-        Status::Incomplete,
-        format!("mcpscope: inventory incomplete: {}\n", bad.join("; ")),
-    )
+    if !others.is_empty() {
+        stderr.push_str(&format!("mcpscope: --fail-on met: {}\n", others.join(", ")));
+    }
+    let status = if met.iter().any(|(c, _)| *c == gate::Condition::Incomplete) {
+        Status::Incomplete
+    } else if !met.is_empty() {
+        Status::ConditionMet
+    } else {
+        Status::Complete
+    };
+    (status, stderr)
 }
 
 /// The v1 document for a selected root.
@@ -145,7 +191,18 @@ pub fn document_with(
     host: &Host,
     dsh_profile: Option<&str>,
 ) -> Document {
-    let inv = profile::inventory_with(client, root, host, dsh_profile);
+    let ctx = profile::Context {
+        root,
+        host,
+        dsh_profile,
+    };
+    let (inv, clients) = match client {
+        Client::One(p) => (p.inventory(&ctx), None),
+        Client::All => {
+            let (inv, summaries) = every_profile(&ctx);
+            (inv, Some(summaries))
+        }
+    };
     Document {
         schema_version: SCHEMA_VERSION,
         tool: Tool::this(),
@@ -156,7 +213,60 @@ pub fn document_with(
         servers: inv.servers,
         instructions: inv.instructions,
         coverage: inv.coverage,
+        clients,
+        fail_on: None,
     }
+}
+
+/// `--client all`: every profile in registry order, each row tagged with its
+/// profile; coverage is the union of every profile's (first-seen order), and
+/// each profile's own is in its summary.
+fn every_profile(ctx: &profile::Context) -> (profile::Inventory, Vec<model::ClientSummary>) {
+    let mut all = profile::Inventory {
+        sources: Vec::new(),
+        servers: Vec::new(),
+        instructions: Vec::new(),
+        coverage: model::Coverage {
+            not_examined: Vec::new(),
+            unknown: Vec::new(),
+        },
+    };
+    let mut summaries = Vec::with_capacity(profile::REGISTRY.len());
+    for &p in profile::REGISTRY.iter() {
+        let id = p.id();
+        let mut inv = p.inventory(ctx);
+        summaries.push(model::ClientSummary {
+            client: id,
+            title: p.title(),
+            inventory_complete: Document::complete(&inv.sources),
+            server_count: inv.servers.len(),
+            broken_sources: inv
+                .sources
+                .iter()
+                .filter(|s| !s.state.is_complete())
+                .count(),
+            coverage: inv.coverage.clone(),
+        });
+        inv.sources.iter_mut().for_each(|s| s.client = Some(id));
+        inv.servers.iter_mut().for_each(|s| s.client = Some(id));
+        inv.instructions
+            .iter_mut()
+            .for_each(|i| i.client = Some(id));
+        all.sources.append(&mut inv.sources);
+        all.servers.append(&mut inv.servers);
+        all.instructions.append(&mut inv.instructions);
+        for c in inv.coverage.not_examined {
+            if !all.coverage.not_examined.contains(&c) {
+                all.coverage.not_examined.push(c);
+            }
+        }
+        for c in inv.coverage.unknown {
+            if !all.coverage.unknown.contains(&c) {
+                all.coverage.unknown.push(c);
+            }
+        }
+    }
+    (all, summaries)
 }
 
 /// The document as pretty JSON (two-space indent) with a final newline.

@@ -14,11 +14,16 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             // --help/--version print to stdout and succeed; everything else is
-            // a usage error, reported before any file is read.
-            let _ = e.print();
+            // a usage error, reported before any file is read. clap echoes the
+            // offending argument: every line is escaped for the terminal.
+            let text = e.render().to_string();
             let status = if e.use_stderr() {
+                let _ = std::io::stderr()
+                    .lock()
+                    .write_all(mcpscope::cli::escape_lines(&text).as_bytes());
                 Status::Usage
             } else {
+                let _ = std::io::stdout().lock().write_all(text.as_bytes());
                 Status::Complete
             };
             return ExitCode::from(status.exit_code());

@@ -7,8 +7,14 @@
 //! It must never hold a command string, an argument, a URL, an env or header
 //! name or value, or an instruction body: there is deliberately no field that
 //! could carry one, so no renderer can leak one. Field names are a versioned
-//! contract: add fields, never rename or drop them. Profile-specific fields are
-//! `Option`s skipped when `None`, so each profile's JSON has only its own.
+//! contract: add fields, never rename or drop them. A server row's
+//! profile-specific fields live in its [`ServerExtension`] (defined by the
+//! profile, flattened into the row), so each profile's JSON has only its own
+//! and adding a client never touches this file. The few source fields several
+//! profiles share are `Option`s skipped when `None`.
+
+use std::any::Any;
+use std::fmt::Debug;
 
 use serde::{Serialize, Serializer};
 
@@ -21,7 +27,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Document {
     pub schema_version: u32,
     pub tool: Tool,
-    /// The profile id: `claude-code`, `vscode` or `dsh`.
+    /// The profile id (`claude-code`, `vscode`, `dsh`, `codex`, ...) or `all`.
     pub client: &'static str,
     pub root: Root,
     /// True only when every fixed source is `present` or `missing`.
@@ -30,6 +36,33 @@ pub struct Document {
     pub servers: Vec<Server>,
     pub instructions: Vec<Instruction>,
     pub coverage: Coverage,
+    /// `--client all`: one summary per profile, in registry order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Vec<ClientSummary>>,
+    /// `--fail-on` (only when given): the conditions asked for and those met.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fail_on: Option<FailOnReport>,
+}
+
+/// One profile's totals in a `--client all` document.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientSummary {
+    pub client: &'static str,
+    pub title: &'static str,
+    /// Every fixed source of this profile is present or missing.
+    pub inventory_complete: bool,
+    pub server_count: usize,
+    /// Sources in any state but `present` or `missing`.
+    pub broken_sources: usize,
+    pub coverage: Coverage,
+}
+
+/// What `--fail-on` asked for and what held (ids as in `--fail-on`).
+#[derive(Debug, Clone, Serialize)]
+pub struct FailOnReport {
+    pub conditions: Vec<&'static str>,
+    pub met: Vec<&'static str>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -148,6 +181,12 @@ pub enum Reason {
     ComplexKey,
     /// A YAML `<<` merge key (not interpreted).
     UnsupportedMergeKey,
+    // --- other clients (profile/*) ---
+    /// gemini-cli: a `trustedFolders.json` value that is not a trust level
+    /// (Gemini CLI refuses to start).
+    InvalidTrustLevel,
+    /// continue: more directory entries than the listing bound.
+    TooManyEntries,
 }
 
 impl Reason {
@@ -183,6 +222,8 @@ impl Reason {
             Reason::AliasLimit => "alias-limit",
             Reason::ComplexKey => "complex-key",
             Reason::UnsupportedMergeKey => "unsupported-merge-key",
+            Reason::InvalidTrustLevel => "invalid-trust-level",
+            Reason::TooManyEntries => "too-many-entries",
         }
     }
 }
@@ -192,23 +233,36 @@ impl Reason {
 pub struct Unavailable {
     pub state: FileState,
     pub reason: Option<Reason>,
+    /// Where a parser stopped, for a `malformed` file.
+    pub position: Option<Position>,
 }
 
 impl Unavailable {
     pub const MISSING: Unavailable = Unavailable {
         state: FileState::Missing,
         reason: None,
+        position: None,
     };
 
     pub fn new(state: FileState, reason: Reason) -> Unavailable {
         Unavailable {
             state,
             reason: Some(reason),
+            position: None,
         }
     }
 
     pub fn malformed(reason: Reason) -> Unavailable {
         Unavailable::new(FileState::Malformed, reason)
+    }
+
+    /// `malformed` with the place in `bytes` (a byte offset) where the parser
+    /// stopped.
+    pub fn malformed_at(reason: Reason, bytes: &[u8], offset: usize) -> Unavailable {
+        Unavailable {
+            position: Some(Position::of_offset(bytes, offset)),
+            ..Unavailable::malformed(reason)
+        }
     }
 }
 
@@ -216,6 +270,9 @@ impl Unavailable {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Source {
+    /// `--client all`: the profile that names this source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<&'static str>,
     /// Profile-specific scope (or origin/layer) id.
     pub scope: &'static str,
     /// vscode: the origin id (equal to `scope`).
@@ -237,12 +294,47 @@ pub struct Source {
     /// vscode: whether root fields other than the container exist.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uninterpreted_root_fields: Option<RootFields>,
+    /// The client's own trust gate for this file (e.g. Codex reads a project's
+    /// `.codex/config.toml` only for a trusted project): `true`, `false` or
+    /// `"unknown"`. Reported only; it never changes what is read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trusted: Option<Tri>,
+    /// Where parsing stopped in a `malformed` file (a position is not a
+    /// secret): 1-based line and column (in characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
+}
+
+/// A place in a file: 1-based line and column (counted in characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Position {
+    /// The line and column of byte `offset` in `bytes` (clamped to the end;
+    /// invalid UTF-8 before it counts one column per byte).
+    pub fn of_offset(bytes: &[u8], offset: usize) -> Position {
+        let before = &bytes[..offset.min(bytes.len())];
+        let line_start = before
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        let line = 1 + before.iter().filter(|b| **b == b'\n').count();
+        let column = 1 + before[line_start..]
+            .utf8_chunks()
+            .map(|c| c.valid().chars().count() + c.invalid().len())
+            .sum::<usize>();
+        Position { line, column }
+    }
 }
 
 impl Source {
     /// A source with no profile-specific fields.
     pub fn new(scope: &'static str, path: String, container: String) -> Source {
         Source {
+            client: None,
             scope,
             origin: None,
             path,
@@ -253,23 +345,41 @@ impl Source {
             format: None,
             parser: None,
             uninterpreted_root_fields: None,
+            trusted: None,
+            position: None,
         }
     }
 
     pub fn set(&mut self, u: Unavailable) {
         self.state = u.state;
         self.reason = u.reason;
+        self.position = u.position;
     }
 }
 
-/// `uninterpretedRootFields`: `true`, `false` or `"unknown"`.
+/// A boolean that may be unknown: serialized as `true`, `false` or
+/// `"unknown"` (`uninterpretedRootFields`, `trusted`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RootFields {
+pub enum Tri {
     Known(bool),
     Unknown,
 }
 
-impl Serialize for RootFields {
+/// `uninterpretedRootFields`: `true`, `false` or `"unknown"`.
+pub type RootFields = Tri;
+
+impl Tri {
+    /// `yes`, `no` or `unknown`, for the terminal report.
+    pub fn as_word(self) -> &'static str {
+        match self {
+            Tri::Known(true) => "yes",
+            Tri::Known(false) => "no",
+            Tri::Unknown => "unknown",
+        }
+    }
+}
+
+impl Serialize for Tri {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             RootFields::Known(b) => s.serialize_bool(*b),
@@ -283,6 +393,9 @@ impl Serialize for RootFields {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Server {
+    /// `--client all`: the profile this row belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<&'static str>,
     pub name: String,
     pub scope: &'static str,
     /// vscode: the origin id (equal to `scope`).
@@ -297,55 +410,74 @@ pub struct Server {
     pub shape: Shape,
     pub launch: Launch,
     pub guard_form: GuardForm,
-    /// claude-code: higher scopes with a declaration of the same name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub possible_shadowed_by: Option<Vec<&'static str>>,
-    /// claude-code: `["managed"]` when managed-mcp.json exists.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub possibly_excluded_by: Option<Vec<&'static str>>,
-    /// vscode: other origins with a declaration of the same name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub same_name_in: Option<Vec<&'static str>>,
-    /// dsh: `null` or the layer that wins, and on which key.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shadowed_by: Option<Option<ShadowedBy>>,
-    /// dsh: activity, claimed shadow keys and `${VAR}` count (flattened).
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub dsh: Option<DshRow>,
+    /// The profile's own fields (shadowing, activity, ...), serialized inline
+    /// after `guardForm`.
+    #[serde(flatten)]
+    pub ext: Extension,
 }
 
-/// dsh `shadowedBy`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ShadowedBy {
-    pub scope: &'static str,
-    /// `name`, `normalized-name` or `identity`.
-    pub key: &'static str,
-    /// dsh: the winning row's name, as declared (an addition to the contract).
-    pub name: String,
+/// A server row's profile-specific part: a profile defines a type for it
+/// (serialized inline into the row) and the report lines it adds.
+pub trait ServerExtension: erased_serde::Serialize + Debug + Send + Sync {
+    /// Lines the terminal report prints below the row's summary line, each
+    /// starting with six spaces and ending with a newline. Anything that came
+    /// from a file must pass through `render_human::sanitize`.
+    fn report(&self, server: &Server, out: &mut String) {
+        let _ = (server, out);
+    }
+
+    /// For profiles that read their own extension back (tests, annotation).
+    fn as_any(&self) -> &dyn Any;
+
+    fn clone_box(&self) -> Box<dyn ServerExtension>;
 }
 
-/// dsh-only server fields, serialized inline after `shadowedBy`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DshRow {
-    /// Would mount by the static rules: valid shape, not `disabled`, not
-    /// skipped (`enabled: false`), and first in the merge that decides its
-    /// mounting (the project's merge for a project row, the user layers' own
-    /// merge for a user row). So a user-layer row whose `shadowedBy` is a
-    /// project row is still active: DSH mounts it once per host and only
-    /// hides it from this project's sessions. Host-time facts (`${VAR}`
-    /// unset, spawn failures) are not known.
-    pub active: bool,
-    /// A `disabled: true` placeholder: holds its keys, mounts nothing.
-    pub disabled: bool,
-    /// `enabled: false`: skipped silently, holds no key.
-    pub skipped: bool,
-    /// The shadow keys this row holds, in the order `name`,
-    /// `normalized-name`, `identity` (empty when it holds none).
-    pub claims: Vec<&'static str>,
-    /// `${VAR}` references in command, args, env values, cwd, url, httpUrl
-    /// and header values: counted, never expanded or named.
-    pub placeholder_count: usize,
+erased_serde::serialize_trait_object!(ServerExtension);
+
+/// The boxed [`ServerExtension`] of a row.
+#[derive(Debug)]
+pub struct Extension(pub Box<dyn ServerExtension>);
+
+impl Extension {
+    /// A row with no profile-specific fields.
+    pub fn none() -> Extension {
+        Extension(Box::new(NoExtension {}))
+    }
+
+    pub fn new(ext: impl ServerExtension + 'static) -> Extension {
+        Extension(Box::new(ext))
+    }
+
+    /// The extension as `T`, when it is one.
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        self.0.as_any().downcast_ref::<T>()
+    }
+}
+
+impl Clone for Extension {
+    fn clone(&self) -> Extension {
+        Extension(self.0.clone_box())
+    }
+}
+
+impl Serialize for Extension {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// No profile-specific fields (serializes to nothing when flattened).
+#[derive(Debug, Clone, Serialize)]
+pub struct NoExtension {}
+
+impl ServerExtension for NoExtension {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn clone_box(&self) -> Box<dyn ServerExtension> {
+        Box::new(self.clone())
+    }
 }
 
 /// Declaration shape: which known fields exist and whether their types check
@@ -461,6 +593,9 @@ impl GuardForm {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Instruction {
+    /// `--client all`: the profile that names this candidate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<&'static str>,
     /// `project`, `ancestor`, `user` or `managed`.
     pub scope: &'static str,
     pub path: String,

@@ -1,7 +1,9 @@
 //! Bounded, symlink-safe access to one fixed file below a trusted base
-//! directory. Every profile reads configuration through [`read_file`] and
-//! probes instruction metadata through [`probe_file`]; nothing else in the
-//! crate touches the filesystem except root selection in `root.rs`.
+//! directory. Every profile reads configuration through [`read_file`],
+//! probes instruction metadata through [`probe_file`] and lists the one
+//! directory a client documents as a set of config files (Continue's
+//! `.continue/mcpServers/`) through [`list_dir`]; nothing else in the crate
+//! touches the filesystem except root selection in `root.rs`.
 //!
 //! Rules (the same for every profile):
 //! - The base (the selected root, an ancestor of it, the home directory or the
@@ -91,6 +93,75 @@ pub fn probe_file(base: &Path, rel: &[&str]) -> Result<u64, Unavailable> {
     // seen to be a regular file, not a symlink.
     rfs::accessat(&dir, *name, rfs::Access::READ_OK, AtFlags::empty()).map_err(final_error)?;
     Ok(st.st_size.max(0) as u64)
+}
+
+/// The most directory entries [`list_dir`] looks at.
+pub const LIST_LIMIT: usize = 4096;
+
+/// A directory's entry names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// Entry names (UTF-8 only; `.` and `..` left out), sorted.
+    pub names: Vec<String>,
+    /// More than [`LIST_LIMIT`] entries: `names` is not the whole directory.
+    pub truncated: bool,
+}
+
+/// The entry names of the directory `base/rel[0]/…/rel[n]`, walked like
+/// [`read_file`]: every component no-follow, the directory itself `lstat`-ed
+/// (a symlink is `symlink-skipped`, a file `not-file`) and opened with
+/// `O_NOFOLLOW | O_DIRECTORY`. At most [`LIST_LIMIT`] entries are read. Names
+/// that are not UTF-8 are left out (no client can name them in a config).
+pub fn list_dir(base: &Path, rel: &[&str]) -> Result<Listing, Unavailable> {
+    let (name, dirs) = rel.split_last().expect("a directory name");
+    let parent = open_parent(base, dirs)?;
+    let st = rfs::statat(&parent, *name, AtFlags::SYMLINK_NOFOLLOW).map_err(final_error)?;
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::Directory => {}
+        FileType::Symlink => {
+            return Err(Unavailable::new(FileState::SymlinkSkipped, Reason::Symlink))
+        }
+        other => {
+            check_regular(other)?;
+            return Err(Unavailable::new(FileState::NotFile, Reason::OtherFileType));
+        }
+    }
+    let flags = OFlags::RDONLY
+        .union(OFlags::DIRECTORY)
+        .union(OFlags::NOFOLLOW)
+        .union(OFlags::CLOEXEC)
+        .union(OFlags::NONBLOCK);
+    let fd = rfs::openat(&parent, *name, flags, Mode::empty()).map_err(final_error)?;
+    let mut dir = rfs::Dir::new(fd).map_err(from_errno)?;
+    let mut names = Vec::new();
+    let mut seen = 0;
+    let mut truncated = false;
+    while let Some(entry) = dir.read() {
+        let entry = entry.map_err(from_errno)?;
+        let bytes = entry.file_name().to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        seen += 1;
+        if seen > LIST_LIMIT {
+            truncated = true;
+            break;
+        }
+        if let Ok(n) = std::str::from_utf8(bytes) {
+            names.push(n.to_owned());
+        }
+    }
+    names.sort();
+    Ok(Listing { names, truncated })
+}
+
+/// Whether `dir` (a trusted, canonical directory) holds an entry `name` of
+/// any type (`lstat`, never followed, never opened): how a client's
+/// project-root marker such as `.git` is found.
+pub fn entry_exists(dir: &Path, name: &str) -> bool {
+    rfs::openat(CWD, dir, DIR_FLAGS, Mode::empty())
+        .and_then(|d| rfs::statat(&d, name, AtFlags::SYMLINK_NOFOLLOW))
+        .is_ok()
 }
 
 /// Open the trusted base (following symlinks), then each directory component
@@ -343,6 +414,38 @@ mod tests {
             probe_file(t.path(), &["fifo"]),
             Err(Unavailable::new(FileState::NotFile, Reason::Fifo))
         );
+    }
+
+    #[test]
+    fn directories_are_listed_no_follow_and_sorted() {
+        let t = tmp();
+        fs::create_dir_all(t.path().join("d/sub")).unwrap();
+        for n in ["b.yaml", "a.json", "c"] {
+            fs::write(t.path().join("d").join(n), b"x").unwrap();
+        }
+        assert_eq!(
+            list_dir(t.path(), &["d"]),
+            Ok(Listing {
+                names: vec!["a.json".into(), "b.yaml".into(), "c".into(), "sub".into()],
+                truncated: false
+            })
+        );
+        symlink("d", t.path().join("link")).unwrap();
+        assert_eq!(
+            list_dir(t.path(), &["link"]),
+            Err(Unavailable::new(FileState::SymlinkSkipped, Reason::Symlink))
+        );
+        assert_eq!(
+            list_dir(t.path(), &["d", "a.json"]),
+            Err(Unavailable::new(FileState::NotFile, Reason::OtherFileType))
+        );
+        assert_eq!(list_dir(t.path(), &["nope"]), Err(Unavailable::MISSING));
+        for i in 0..LIST_LIMIT + 1 {
+            fs::write(t.path().join("d/sub").join(format!("f{i}")), b"").unwrap();
+        }
+        let l = list_dir(t.path(), &["d", "sub"]).unwrap();
+        assert!(l.truncated);
+        assert_eq!(l.names.len(), LIST_LIMIT);
     }
 
     #[test]

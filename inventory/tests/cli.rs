@@ -30,7 +30,15 @@ fn client_selector_and_its_alias_are_byte_identical_to_the_default() {
 fn other_clients_are_usage_errors_before_the_root_is_examined() {
     let t = Tree::new();
     // The root does not exist: had it been examined, the exit would be 1.
-    for client in ["DSH", "cursor", "", "CLAUDE-CODE", "VSCODE", "vs-code"] {
+    for client in [
+        "DSH",
+        "kursor",
+        "",
+        "CLAUDE-CODE",
+        "VSCODE",
+        "vs-code",
+        "All",
+    ] {
         let r = t.run(&["does-not-exist", "--client", client]);
         assert_eq!(r.code, 2, "{client}: {r}");
         assert_eq!(r.stdout, "");
@@ -38,7 +46,7 @@ fn other_clients_are_usage_errors_before_the_root_is_examined() {
     }
     snapshot!(
         "unknown_client",
-        t.run(&["does-not-exist", "--client", "cursor"])
+        t.run(&["does-not-exist", "--client", "kursor"])
     );
 }
 

@@ -58,6 +58,16 @@ struct Source {
     state: State,
     reason: Option<String>,
     server_count: usize,
+    /// Only on a malformed source (an addition: where the parser stopped).
+    #[serde(default)]
+    position: Option<Position>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Position {
+    line: usize,
+    column: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -167,6 +177,10 @@ fn check(doc: &Document) {
     );
     for s in &doc.sources {
         assert!(s.reason.as_deref().is_none_or(kebab), "{s:?}");
+        if let Some(p) = &s.position {
+            assert_eq!(s.state, State::Malformed, "{s:?}");
+            assert!(p.line >= 1 && p.column >= 1, "{s:?}");
+        }
         assert!(!s.path.is_empty() && !s.container.is_empty());
         let rows = doc.servers.iter().filter(|v| v.scope == s.scope).count();
         assert_eq!(rows, s.server_count, "{}", s.scope);

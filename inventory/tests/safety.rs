@@ -68,7 +68,7 @@ fn nothing_is_executed() {
 }
 
 /// Path → (size, mode, mtime, bytes) for every entry under `dir`.
-fn tree_state(dir: &Path) -> BTreeMap<String, (u64, u32, i64, Vec<u8>)> {
+pub fn tree_state(dir: &Path) -> BTreeMap<String, (u64, u32, i64, Vec<u8>)> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -121,6 +121,9 @@ fn terminal_report_escapes_names_and_paths_and_json_keeps_them() {
         "zero\u{200b}width",
         "bell\u{7}c1\u{9b}",
         "back\\slash",
+        // Format characters a hand list missed (musical symbol, Egyptian
+        // hieroglyph and shorthand format controls).
+        "fmt\u{1d173}\u{13430}\u{1bca0}x",
         "",
     ];
     let servers: Vec<String> = names
@@ -141,7 +144,16 @@ fn terminal_report_escapes_names_and_paths_and_json_keeps_them() {
     let human = t.run_in(&root, &["."]);
     assert_eq!(human.code, 0, "{human}");
     for bad in [
-        '\u{1b}', '\u{202e}', '\u{2066}', '\u{200b}', '\u{7}', '\u{9b}', '\t',
+        '\u{1b}',
+        '\u{202e}',
+        '\u{2066}',
+        '\u{200b}',
+        '\u{7}',
+        '\u{9b}',
+        '\t',
+        '\u{1d173}',
+        '\u{13430}',
+        '\u{1bca0}',
     ] {
         assert!(!human.stdout.contains(bad), "{bad:?} reached the terminal");
     }

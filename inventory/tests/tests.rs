@@ -6,9 +6,11 @@ mod fixtures; // the shared full fixture (all four sources, canaries, sentinel)
 
 mod claude_code; // the Claude Code profile: scopes, shadowing, ambiguity, managed exclusivity
 mod cli; // arguments, root refusal, client selection, exit codes, stdout/stderr split
+mod clients; // the thirteen new clients, --client all, --fail-on, escaped usage errors
 mod contract; // real output deserialized into deny_unknown_fields structs
 mod dsh; // the DSH profile: six layers, shadow chain, YAML managed block, --dsh-profile
 mod instructions; // instruction candidates at every level, metadata only
+mod registry; // registry ids vs harness/matrix/shipped.json, candidates documented per OS
 mod safety; // canaries, sentinel, no writes, terminal sanitization
 mod states; // every file state and every bad input, through the binary
 mod vscode; // --client vscode: origins × states, JSONC, bare map/wrapper/mixed, sameNameIn, contract

@@ -102,28 +102,41 @@ impl Tree {
     }
 
     pub fn transcript(&self, mut cmd: Command) -> Transcript {
+        use std::io::Read;
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        // Drain both pipes while waiting: a large document (--client all)
+        // would otherwise fill the pipe and block the child.
+        let drain = |mut pipe: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                pipe.read_to_end(&mut buf).unwrap();
+                buf
+            })
+        };
+        let out = drain(Box::new(child.stdout.take().unwrap()));
+        let err = drain(Box::new(child.stderr.take().unwrap()));
         let start = Instant::now();
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                break;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
             }
             if start.elapsed() > Duration::from_secs(20) {
                 let _ = child.kill();
                 panic!("mcpscope did not finish within 20 s (blocked?)");
             }
             std::thread::sleep(Duration::from_millis(2));
-        }
-        let out = child.wait_with_output().unwrap();
+        };
+        let stdout = out.join().unwrap();
+        let stderr = err.join().unwrap();
         Transcript {
-            code: out.status.code().expect("exited normally"),
-            stdout: self.redact(&String::from_utf8(out.stdout).unwrap()),
-            stderr: self.redact(&String::from_utf8(out.stderr).unwrap()),
+            code: status.code().expect("exited normally"),
+            stdout: self.redact(&String::from_utf8(stdout).unwrap()),
+            stderr: self.redact(&String::from_utf8(stderr).unwrap()),
         }
     }
 
@@ -135,12 +148,42 @@ impl Tree {
             cwd: Some(self.root()),
             os: Os::Linux,
             claude_managed_dir: self.managed(),
+            system_root: self.path("system"),
+            codex_home: None,
         };
         let req = Request {
             root: ".".into(),
-            client: Client::ClaudeCode,
+            client: Client::default_profile(),
             format: if json { Format::Json } else { Format::Human },
             dsh_profile: None,
+            fail_on: None,
+        };
+        let out = mcpscope::run(&req, &host);
+        Transcript {
+            code: out.status.exit_code() as i32,
+            stdout: self.redact(&out.stdout),
+            stderr: self.redact(&out.stderr),
+        }
+    }
+
+    /// The library's whole program for `client` (an id or `all`), with the
+    /// managed directory at `managed/`, the other clients' system locations
+    /// below `system/` (e.g. `system/etc/codex`) and `codex_home`.
+    pub fn run_client(&self, client: &str, json: bool, codex_home: Option<&str>) -> Transcript {
+        let host = Host {
+            home: Some(self.home()),
+            cwd: Some(self.root()),
+            os: Os::Linux,
+            claude_managed_dir: self.managed(),
+            system_root: self.path("system"),
+            codex_home: codex_home.map(|p| self.path(p)),
+        };
+        let req = Request {
+            root: ".".into(),
+            client: Client::parse(client).expect("a registered client"),
+            format: if json { Format::Json } else { Format::Human },
+            dsh_profile: None,
+            fail_on: None,
         };
         let out = mcpscope::run(&req, &host);
         Transcript {

@@ -934,6 +934,8 @@ struct Source {
     format: String,
     parser: String,
     uninterpreted_root_fields: Value,
+    #[serde(default)]
+    position: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -24,8 +24,6 @@ pub const DEFAULT_FILE_MODE: u32 = 0o644;
 pub const DEFAULT_DIR_MODE: u32 = 0o755;
 /// Largest `fill` file a matrix may ask for: the fixture tmpfs mounts are small.
 pub const MAX_FILL_SIZE: u64 = 16 * 1024 * 1024;
-/// Profiles a case may name.
-pub const CLIENTS: [&str; 3] = ["claude-code", "vscode", "dsh"];
 /// Environment names a case may not set: they steer the harness, not the candidate.
 pub const RESERVED_ENV_PREFIX: &str = "SCOPEBOX_";
 
@@ -666,11 +664,14 @@ fn is_case_id(id: &str) -> bool {
 }
 
 fn validate_case(case: &Case, at: &str, problems: &mut Vec<String>) {
-    if !CLIENTS.contains(&case.client.as_str()) {
+    // Profiles a case may name: the shipped manifest's list (the inventory's
+    // registry ids and `all`; a test in the inventory keeps the two equal).
+    let clients = crate::shipped::clients();
+    if !clients.contains(&case.client) {
         problems.push(format!(
             "{at}: client {:?} is not one of {}",
             case.client,
-            CLIENTS.join(", ")
+            clients.join(", ")
         ));
     }
     for (i, arg) in case.args.iter().enumerate() {
@@ -789,7 +790,9 @@ fn check_fixture_path(path: &str) -> Result<(), &'static str> {
         .iter()
         .any(|root| path.len() > root.len() + 1 && path.starts_with(&format!("{root}/")));
     if !under_root {
-        return Err("is not below a fixture root (/work, /home/node, /etc/claude-code)");
+        return Err(
+            "is not below a fixture root (/work, /home/node, /etc/claude-code, /etc/codex, /etc/gemini-cli)",
+        );
     }
     Ok(())
 }
@@ -1375,7 +1378,7 @@ mod tests {
     fn case_level_problems_are_each_named() {
         let mut c = case();
         c.id = "Bad_Id".into();
-        c.client = "cursor".into();
+        c.client = "kursor".into();
         c.cwd = Some("work".into());
         c.env.insert("SCOPEBOX_SENTINEL_MARKER".into(), "/x".into());
         c.env.insert("A=B".into(), "x".into());
@@ -1434,14 +1437,17 @@ mod tests {
         let problems = validate_matrix(&matrix(vec![c])).unwrap_err();
         let expected = [
             "case Bad_Id: id \"Bad_Id\" does not match [a-z0-9-]+",
-            "case Bad_Id: client \"cursor\" is not one of claude-code, vscode, dsh",
+            &format!(
+                "case Bad_Id: client \"kursor\" is not one of {}",
+                crate::shipped::clients().join(", ")
+            ),
             "case Bad_Id: cwd \"work\" is not an absolute path",
             "case Bad_Id: env \"A=B\" is not a valid variable",
             "case Bad_Id: env \"SCOPEBOX_SENTINEL_MARKER\" is reserved for the harness (SCOPEBOX_*)",
             "case Bad_Id: deadlineMs must be positive",
-            "case Bad_Id: fixture path \"/tmp/x\" is not below a fixture root (/work, /home/node, /etc/claude-code)",
+            "case Bad_Id: fixture path \"/tmp/x\" is not below a fixture root (/work, /home/node, /etc/claude-code, /etc/codex, /etc/gemini-cli)",
             "case Bad_Id: fixture path \"/work/../etc/x\" is not normalized (empty, . or .. component)",
-            "case Bad_Id: fixture path \"/work\" is not below a fixture root (/work, /home/node, /etc/claude-code)",
+            "case Bad_Id: fixture path \"/work\" is not below a fixture root (/work, /home/node, /etc/claude-code, /etc/codex, /etc/gemini-cli)",
             "case Bad_Id: fixture /work/f: base64 length is not a multiple of 4",
             "case Bad_Id: fixture /work/f: mode \"999\" is not 1-4 octal digits",
             "case Bad_Id: fixture path /work/f is declared twice",

@@ -11,6 +11,7 @@ pub mod judge;
 pub mod matrix;
 pub mod policy;
 pub mod receipt;
+pub mod shipped;
 
 /// Paths inside the evidence container, shared by the image builder, the runner and the verifier.
 pub mod layout {
@@ -27,7 +28,13 @@ pub mod layout {
     /// The sentinel writes this file (and nothing else) whenever it is executed.
     pub const SENTINEL_MARKER: &str = "/tmp/scopebox-sentinel/fired";
     /// tmpfs trees where fixtures are laid out; cleared between cases, walked before and after.
-    pub const FIXTURE_ROOTS: [&str; 3] = ["/work", "/home/node", "/etc/claude-code"];
+    pub const FIXTURE_ROOTS: [&str; 5] = [
+        "/work",
+        "/home/node",
+        "/etc/claude-code",
+        "/etc/codex",
+        "/etc/gemini-cli",
+    ];
     /// HOME for every candidate invocation.
     pub const HOME: &str = "/home/node";
 }

@@ -29,14 +29,6 @@ use scopebox_schema::receipt::EVIDENCE_DIR;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-/// The shipped matrix: run when `--matrix` is not given, one profile file each, relative to
-/// the workspace root. They run as one matrix named `shipped`.
-pub const SHIPPED_MATRICES: [&str; 3] = [
-    "harness/matrix/claude-code.json",
-    "harness/matrix/vscode.json",
-    "harness/matrix/dsh.json",
-];
-
 /// Where bundles go when `--out` is not given, relative to the workspace root.
 pub const DEFAULT_RUNS_DIR: &str = "out/runs";
 
@@ -422,9 +414,16 @@ async fn ensure_image<E: Engine>(engine: &E, image: &image::Image) -> Result<Loa
     Ok(Loaded::Now(image::check_loaded(image, &value)?))
 }
 
-/// The shipped matrix files, as paths below the workspace root.
+/// The shipped matrix files (run when `--matrix` is not given, joined as one matrix named
+/// `shipped`), as paths below the workspace root: the list in `harness/matrix/shipped.json`.
 pub fn shipped_matrices(root: &Path) -> Vec<PathBuf> {
-    SHIPPED_MATRICES.iter().map(|p| root.join(p)).collect()
+    use scopebox_schema::shipped;
+    let dir = root.join(shipped::MATRIX_DIR);
+    shipped::manifest()
+        .matrices
+        .iter()
+        .map(|f| dir.join(f))
+        .collect()
 }
 
 #[cfg(test)]

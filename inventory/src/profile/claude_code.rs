@@ -23,13 +23,95 @@
 //! Strict JSON only. This profile must never read instruction contents, run
 //! anything or look at any other `projects` key.
 
-use crate::host::Host;
+use std::any::Any;
+
+use serde::Serialize;
+
+use crate::host::{Host, Os};
 use crate::instructions;
 use crate::json::{Object, Options};
-use crate::model::{FileState, Reason, Server, Source, Unavailable};
-use crate::profile::{coverage, fill_source, member_object, path_string, with_object, Inventory};
+use crate::model::{Extension, FileState, Reason, Server, ServerExtension, Source, Unavailable};
+use crate::profile::{
+    coverage, fill_source, member_object, path_string, with_object, Candidate, Context, Inventory,
+    Profile, Shadowing,
+};
 use crate::root::SelectedRoot;
 use crate::shape;
+
+/// The Claude Code profile (`--client claude-code`, alias `claude`).
+pub struct ClaudeCode;
+
+impl Profile for ClaudeCode {
+    fn id(&self) -> &'static str {
+        "claude-code"
+    }
+
+    fn title(&self) -> &'static str {
+        "Claude Code"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["claude"]
+    }
+
+    fn candidates(&self, os: Os) -> Vec<Candidate> {
+        let managed = format!(
+            "{}{}managed-mcp.json",
+            os.claude_managed_dir().display(),
+            if os == Os::Windows { "\\" } else { "/" }
+        );
+        vec![
+            Candidate::new(
+                LOCAL,
+                "~/.claude.json",
+                "json",
+                "projects[<root>].mcpServers",
+            ),
+            Candidate::new(PROJECT, "<root>/.mcp.json", "json", "mcpServers"),
+            Candidate::new(USER, "~/.claude.json", "json", "mcpServers"),
+            Candidate::new(MANAGED, managed, "json", "mcpServers"),
+        ]
+    }
+
+    fn shadowing(&self) -> Shadowing {
+        Shadowing::ScopeOrder(&SHADOW_ORDER)
+    }
+
+    fn inventory(&self, ctx: &Context) -> Inventory {
+        inventory(ctx.root, ctx.host)
+    }
+
+    fn source_report(&self, source: &Source, width: usize, out: &mut String) {
+        crate::profile::default_source_report(source, width, out);
+    }
+}
+
+/// The Claude Code row fields, serialized after `guardForm`. The contract's
+/// `approval` and `predictedLaunch` (from the native reference's observations)
+/// belong here too, as further fields of this type, when they are added.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaudeRow {
+    /// Higher scopes (local, then project) with a declaration of this name.
+    pub possible_shadowed_by: Vec<&'static str>,
+    /// `["managed"]` when managed-mcp.json exists in any form.
+    pub possibly_excluded_by: Vec<&'static str>,
+}
+
+impl ServerExtension for ClaudeRow {
+    fn report(&self, _server: &Server, out: &mut String) {
+        crate::render_human::list_line(out, "possibly shadowed by", &self.possible_shadowed_by);
+        crate::render_human::list_line(out, "possibly excluded by", &self.possibly_excluded_by);
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn clone_box(&self) -> Box<dyn ServerExtension> {
+        Box::new(self.clone())
+    }
+}
 
 pub const LOCAL: &str = "local";
 pub const PROJECT: &str = "project";
@@ -211,7 +293,9 @@ fn annotate(servers: &mut [Server], managed_exists: bool) {
             .collect();
         let s = &mut servers[i];
         let excluded = managed_exists && s.scope != MANAGED;
-        s.possible_shadowed_by = Some(higher);
-        s.possibly_excluded_by = Some(if excluded { vec![MANAGED] } else { Vec::new() });
+        s.ext = Extension::new(ClaudeRow {
+            possible_shadowed_by: higher,
+            possibly_excluded_by: if excluded { vec![MANAGED] } else { Vec::new() },
+        });
     }
 }

@@ -32,14 +32,21 @@ mod js;
 mod url;
 pub mod yaml;
 
+use std::any::Any;
 use std::collections::HashMap;
+use std::fmt::Write;
 use std::path::Path;
+
+use serde::Serialize;
 
 use crate::classify;
 use crate::host::{Host, Os};
 use crate::json::{Options, Value};
-use crate::model::{DshRow, FileState, Reason, Server, ShadowedBy, Source, Unavailable};
-use crate::profile::{coverage, parse_object, path_string, Inventory};
+use crate::model::{Extension, FileState, Reason, Server, ServerExtension, Source, Unavailable};
+use crate::profile::{
+    coverage, parse_object, path_string, Candidate, Context, Inventory, Profile, Shadowing,
+};
+use crate::render_human::{plural, sanitize};
 use crate::root::SelectedRoot;
 
 use entry::Row;
@@ -68,6 +75,153 @@ pub const NOT_EXAMINED: [&str; 10] = [
     "instructions",
     "executable-identity",
 ];
+
+/// The DSH profile (`--client dsh`).
+pub struct Dsh;
+
+impl Profile for Dsh {
+    fn id(&self) -> &'static str {
+        "dsh"
+    }
+
+    fn title(&self) -> &'static str {
+        "DSH"
+    }
+
+    fn candidates(&self, _os: Os) -> Vec<Candidate> {
+        vec![
+            Candidate::new(DSH_PROJECT, "<root>/.dsh/mcp.yml", "yaml", YAML_CONTAINER),
+            Candidate::new(
+                DSH_PROJECT_JSON,
+                "<root>/.dsh/mcp.json",
+                "json",
+                "mcpServers",
+            ),
+            Candidate::new(CC_PROJECT, "<root>/.mcp.json", "json", "mcpServers"),
+            Candidate::new(
+                DSH_PROFILE_USER,
+                "~/.dsh/profiles/<NAME>/mcp.json",
+                "json",
+                "mcpServers",
+            ),
+            Candidate::new(DSH_USER_YML, "~/.dsh/mcp.yml", "yaml", YAML_CONTAINER),
+            Candidate::new(DSH_USER, "~/.dsh/mcp.json", "json", "mcpServers"),
+        ]
+    }
+
+    fn shadowing(&self) -> Shadowing {
+        Shadowing::FirstCome
+    }
+
+    fn inventory(&self, ctx: &Context) -> Inventory {
+        inventory(ctx.root, ctx.host, ctx.dsh_profile)
+    }
+
+    fn source_report(&self, source: &Source, width: usize, out: &mut String) {
+        // The layer table says the format; a parse error says where it stopped.
+        if let Some(p) = source.position {
+            out.push_str(&format!(
+                "  {:<width$}  stopped at line {}, column {}\n",
+                "", p.line, p.column
+            ));
+        }
+    }
+}
+
+/// dsh `shadowedBy`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShadowedBy {
+    pub scope: &'static str,
+    /// `name`, `normalized-name` or `identity`.
+    pub key: &'static str,
+    /// dsh: the winning row's name, as declared (an addition to the contract).
+    pub name: String,
+}
+
+/// dsh row fields, serialized after `guardForm`: `shadowedBy`, then the
+/// activity fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DshRow {
+    /// `null` or the row that wins, and on which key.
+    pub shadowed_by: Option<ShadowedBy>,
+    /// Would mount by the static rules: valid shape, not `disabled`, not
+    /// skipped (`enabled: false`), and first in the merge that decides its
+    /// mounting (the project's merge for a project row, the user layers' own
+    /// merge for a user row). So a user-layer row whose `shadowedBy` is a
+    /// project row is still active: DSH mounts it once per host and only
+    /// hides it from this project's sessions. Host-time facts (`${VAR}`
+    /// unset, spawn failures) are not known.
+    pub active: bool,
+    /// A `disabled: true` placeholder: holds its keys, mounts nothing.
+    pub disabled: bool,
+    /// `enabled: false`: skipped silently, holds no key.
+    pub skipped: bool,
+    /// The shadow keys this row holds, in the order `name`,
+    /// `normalized-name`, `identity` (empty when it holds none).
+    pub claims: Vec<&'static str>,
+    /// `${VAR}` references in command, args, env values, cwd, url, httpUrl
+    /// and header values: counted, never expanded or named.
+    pub placeholder_count: usize,
+}
+
+impl ServerExtension for DshRow {
+    fn report(&self, server: &Server, o: &mut String) {
+        if let Some(by) = &self.shadowed_by {
+            // A row that names a shadower yet holds its keys won its own
+            // merge: a user row a project row collides with. DSH mounts it
+            // once per host and only hides it from this project's sessions.
+            let (lead, tail) = match (self.claims.is_empty(), self.active) {
+                (false, true) => (
+                    "hidden from this project's sessions by",
+                    "; still mounted for other projects",
+                ),
+                (false, false) => ("hidden from this project's sessions by", ""),
+                (true, _) => ("shadowed by", ""),
+            };
+            let _ = writeln!(
+                o,
+                "      {lead}: {} in {} (same {}){tail}",
+                sanitize(&by.name),
+                by.scope,
+                by.key
+            );
+        }
+        let status = if self.active {
+            "active"
+        } else if self.skipped {
+            "skipped (enabled: false)"
+        } else if !server.shape.valid {
+            "invalid (not mounted)"
+        } else if self.shadowed_by.is_some() {
+            "shadowed (not mounted)"
+        } else {
+            "disabled (placeholder: mounts nothing)"
+        };
+        let holds = if self.claims.is_empty() {
+            String::new()
+        } else {
+            format!(" · holds {}", self.claims.join(", "))
+        };
+        let _ = writeln!(
+            o,
+            "      {status}{holds} · {}",
+            plural(
+                self.placeholder_count,
+                "${VAR} reference",
+                "${VAR} references"
+            )
+        );
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn clone_box(&self) -> Box<dyn ServerExtension> {
+        Box::new(self.clone())
+    }
+}
 
 /// Whether `name` may be used as a DSH profile directory name:
 /// `[A-Za-z0-9][A-Za-z0-9._-]{0,63}` (so never empty, `.`, `..`, or a path).
@@ -296,7 +450,10 @@ fn yaml_rows(bytes: &[u8], fold_case: bool) -> Result<Vec<LayerRow>, Unavailable
     let Some(block) = yaml::managed_block(text).map_err(malformed)? else {
         return Ok(Vec::new());
     };
-    let doc = yaml::parse_block(block).map_err(malformed)?;
+    // The block is a slice of the file: report where in the file parsing stopped.
+    let block_start = block.as_ptr() as usize - text.as_ptr() as usize;
+    let doc = yaml::parse_located(block)
+        .map_err(|(r, at)| Unavailable::malformed_at(r, bytes, block_start + at))?;
     let Value::Array(entries) = &doc else {
         return Err(malformed(Reason::WrongContainerType));
     };
@@ -437,6 +594,7 @@ fn shadow_chain(placed: Vec<Placed>) -> Vec<Server> {
     for (p, (shadowed_by, claims, active)) in placed.into_iter().zip(decided) {
         let row = p.row;
         out.push(Server {
+            client: None,
             name: row.name,
             scope: p.scope,
             origin: None,
@@ -446,11 +604,8 @@ fn shadow_chain(placed: Vec<Placed>) -> Vec<Server> {
             shape: row.shape,
             launch: p.launch,
             guard_form: p.guard_form,
-            possible_shadowed_by: None,
-            possibly_excluded_by: None,
-            same_name_in: None,
-            shadowed_by: Some(shadowed_by),
-            dsh: Some(DshRow {
+            ext: Extension::new(DshRow {
+                shadowed_by,
                 active,
                 disabled: row.disabled,
                 skipped: row.skipped,

@@ -1,58 +1,216 @@
-//! Client profiles. A profile knows one client's fixed sources, containers,
-//! scopes and instruction candidates, and turns them into an [`Inventory`];
-//! everything it reads goes through `read.rs`, everything it parses through
-//! `json.rs`, and everything it reports is a `model.rs` type.
+//! Client profiles: one [`Profile`] per client, all of them in [`REGISTRY`].
+//! A profile knows one client's fixed sources (paths per OS), parser,
+//! containers, scopes in the client's precedence order, its same-name rule and
+//! instruction candidates, and turns them into an [`Inventory`]; everything it
+//! reads goes through `read.rs`, everything it parses through `json.rs` (or
+//! the TOML/YAML readers beside it), and everything it reports is a
+//! `model.rs` type, its own row fields in a [`crate::model::ServerExtension`].
 //!
-//! To add a profile: add a variant to [`Client`] (its `#[value(name)]` is the
-//! `--client` spelling and the document's `client` id), a module here, and an
-//! arm in [`inventory`]. Profiles must never execute, write, or put a command,
-//! argument, URL, env/header name or value into the model.
+//! To add a client: one module here implementing [`Profile`] and one entry in
+//! [`REGISTRY`] (the `--client` spelling, the document's `client` id and the
+//! order of `--client all`), plus its matrix data and the id in
+//! `harness/matrix/shipped.json` (a test keeps the two equal). Profiles must
+//! never execute, write, or put a command, argument, URL, env/header name or
+//! value into the model.
 
+pub mod amazon_q;
 pub mod claude_code;
+pub mod claude_desktop;
+pub mod cline;
+pub mod codex;
+pub mod continue_dev;
+pub mod cursor;
 pub mod dsh;
+pub mod gemini_cli;
+pub mod goose;
+pub mod grammar;
+pub mod kiro;
+pub mod layers;
+pub mod opencode;
+pub mod roo_code;
 pub mod vscode;
+pub mod windsurf;
+pub mod zed;
 
+use std::fmt;
 use std::path::Path;
 
-use crate::host::Host;
+use crate::host::{Host, Os};
 use crate::json::{self, Object, Value};
-use crate::model::{Coverage, FileState, Instruction, Reason, Server, Shape, Source, Unavailable};
+use crate::model::{
+    Coverage, Extension, FileState, Instruction, Reason, Server, Shape, Source, Unavailable,
+};
 use crate::root::SelectedRoot;
 use crate::{classify, model};
 
-/// `--client` values. Anything else is a usage error, refused before any
-/// file is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Every client, in registry order: `--client` values, `--client all` order,
+/// and the ids `harness/matrix/shipped.json` must list.
+pub static REGISTRY: [&dyn Profile; 16] = [
+    &claude_code::ClaudeCode,
+    &vscode::Vscode,
+    &dsh::Dsh,
+    &codex::Codex,
+    &cursor::Cursor,
+    &gemini_cli::GeminiCli,
+    &windsurf::Windsurf,
+    &claude_desktop::ClaudeDesktop,
+    &kiro::Kiro,
+    &amazon_q::AmazonQ,
+    &opencode::OpenCode,
+    &zed::Zed,
+    &continue_dev::Continue,
+    &cline::Cline,
+    &roo_code::RooCode,
+    &goose::Goose,
+];
+
+/// The `--client` value that runs every profile.
+pub const ALL: &str = "all";
+
+/// One client: what it reads, how, and in which order it lets scopes win.
+pub trait Profile: Sync {
+    /// The `--client` spelling and the document's `client` id (kebab-case).
+    fn id(&self) -> &'static str;
+
+    /// Human name for the terminal report.
+    fn title(&self) -> &'static str;
+
+    /// Other accepted `--client` spellings.
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The fixed candidate files on `os`, in report order (`<root>`, `~` and
+    /// `$VAR` stand for the selected root, the home directory and an
+    /// environment override the profile honours).
+    fn candidates(&self, os: Os) -> Vec<Candidate>;
+
+    /// How a server declared under one name in two scopes resolves.
+    fn shadowing(&self) -> Shadowing;
+
+    /// Read every fixed source and describe what is declared there.
+    fn inventory(&self, ctx: &Context) -> Inventory;
+
+    /// Report lines after a source's path line (parser, trust, root fields):
+    /// each starts with two spaces plus `width` columns.
+    fn source_report(&self, source: &Source, width: usize, out: &mut String) {
+        default_source_report(source, width, out);
+    }
+}
+
+/// One fixed candidate file, as documented.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub scope: &'static str,
+    pub path: String,
+    /// `json` (strict), `jsonc`, `toml` or `yaml`.
+    pub parser: &'static str,
+    pub container: &'static str,
+}
+
+impl Candidate {
+    pub fn new(
+        scope: &'static str,
+        path: impl Into<String>,
+        parser: &'static str,
+        container: &'static str,
+    ) -> Candidate {
+        Candidate {
+            scope,
+            path: path.into(),
+            parser,
+            container,
+        }
+    }
+}
+
+/// Same-name resolution between scopes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shadowing {
+    /// The client picks one winner by scope order (highest first): rows carry
+    /// `possibleShadowedBy`.
+    ScopeOrder(&'static [&'static str]),
+    /// The client only duplicates (or its winner is undocumented): rows carry
+    /// `sameNameIn`.
+    Duplicates,
+    /// DSH's first-come chain on name, normalized name and identity:
+    /// `shadowedBy`.
+    FirstCome,
+}
+
+/// What a profile runs against.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    pub root: &'a SelectedRoot,
+    pub host: &'a Host,
+    /// `--dsh-profile NAME` (dsh only, already validated).
+    pub dsh_profile: Option<&'a str>,
+}
+
+/// `--client`: one profile, or all of them.
+#[derive(Clone, Copy)]
 pub enum Client {
-    /// Claude Code (default)
-    #[value(name = "claude-code", alias = "claude")]
-    ClaudeCode,
-    /// VS Code and Copilot (opt-in)
-    #[value(name = "vscode")]
-    Vscode,
-    /// DSH (dsh-project-mcp-manager's six layers)
-    #[value(name = "dsh")]
-    Dsh,
+    One(&'static dyn Profile),
+    All,
 }
 
 impl Client {
+    /// The default profile (Claude Code).
+    pub fn default_profile() -> Client {
+        Client::One(REGISTRY[0])
+    }
+
+    /// A `--client` value (id or alias), or `None`.
+    pub fn parse(value: &str) -> Option<Client> {
+        if value == ALL {
+            return Some(Client::All);
+        }
+        by_id(value).map(Client::One)
+    }
+
     /// The document's `client` id.
     pub fn id(self) -> &'static str {
         match self {
-            Client::ClaudeCode => "claude-code",
-            Client::Vscode => "vscode",
-            Client::Dsh => "dsh",
+            Client::One(p) => p.id(),
+            Client::All => ALL,
         }
     }
 
-    /// Human name for the terminal report.
-    pub fn title(self) -> &'static str {
+    /// The profiles this selection runs, in registry order.
+    pub fn profiles(self) -> &'static [&'static dyn Profile] {
         match self {
-            Client::ClaudeCode => "Claude Code",
-            Client::Vscode => "VS Code / Copilot",
-            Client::Dsh => "DSH",
+            Client::One(p) => {
+                let i = REGISTRY
+                    .iter()
+                    .position(|r| r.id() == p.id())
+                    .expect("registered");
+                &REGISTRY[i..i + 1]
+            }
+            Client::All => &REGISTRY,
         }
     }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Client({})", self.id())
+    }
+}
+
+impl PartialEq for Client {
+    fn eq(&self, other: &Client) -> bool {
+        self.id() == other.id()
+    }
+}
+
+impl Eq for Client {}
+
+/// The profile with this id or alias.
+pub fn by_id(value: &str) -> Option<&'static dyn Profile> {
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|p| p.id() == value || p.aliases().contains(&value))
 }
 
 /// What a profile found, in the contract's documented order.
@@ -64,27 +222,49 @@ pub struct Inventory {
     pub coverage: Coverage,
 }
 
-/// Run the selected profile.
-pub fn inventory(client: Client, root: &SelectedRoot, host: &Host) -> Inventory {
-    inventory_with(client, root, host, None)
-}
-
-/// Run the selected profile; `dsh_profile` is `--dsh-profile` (dsh only,
-/// already validated).
-pub fn inventory_with(
-    client: Client,
-    root: &SelectedRoot,
-    host: &Host,
-    dsh_profile: Option<&str>,
-) -> Inventory {
-    match client {
-        Client::Dsh => dsh::inventory(root, host, dsh_profile),
-        Client::ClaudeCode => claude_code::inventory(root, host),
-        Client::Vscode => vscode::inventory(root, host),
+/// The parser/format/trust line most profiles print under a source.
+pub fn default_source_report(s: &Source, width: usize, o: &mut String) {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(format) = s.format {
+        parts.push(format!("format {format}"));
+    }
+    if let Some(parser) = s.parser {
+        parts.push(format!("parser {parser}"));
+    }
+    if let Some(t) = s.trusted {
+        parts.push(format!("trusted: {}", t.as_word()));
+    }
+    if let Some(rf) = s.uninterpreted_root_fields {
+        parts.push(format!("uninterpreted root fields: {}", rf.as_word()));
+    }
+    if let Some(p) = s.position {
+        parts.push(format!("stopped at line {}, column {}", p.line, p.column));
+    }
+    if !parts.is_empty() {
+        o.push_str(&format!("  {:<width$}  {}\n", "", parts.join(" · ")));
     }
 }
 
 // ---- building blocks shared by profiles ----
+
+/// A client's project directories: the root and its ancestors up to the
+/// nearest one holding `marker` (e.g. `.git`), nearest first. Without a
+/// marker anywhere, only the root (`walk_to_top: false`) or every ancestor up
+/// to `/` (`true`).
+pub fn project_levels<'r>(root: &'r Path, marker: &str, walk_to_top: bool) -> Vec<&'r Path> {
+    let mut levels = Vec::new();
+    for dir in root.ancestors() {
+        levels.push(dir);
+        if crate::read::entry_exists(dir, marker) {
+            return levels;
+        }
+    }
+    if walk_to_top {
+        levels
+    } else {
+        vec![root]
+    }
+}
 
 /// Read one configuration file (bounded, no-follow) and hand its top-level
 /// object to `interpret`; a read or parse failure is returned instead, as
@@ -104,10 +284,10 @@ pub fn with_object<T>(
 /// that is not a JSON object at the top is `malformed` /
 /// `wrong-container-type`. The result borrows from `bytes`.
 pub fn parse_object<'a>(bytes: &'a [u8], opts: &json::Options) -> Result<Object<'a>, Unavailable> {
-    match json::parse(bytes, opts) {
+    match json::parse_located(bytes, opts) {
         Ok(Value::Object(o)) => Ok(o),
         Ok(_) => Err(Unavailable::malformed(Reason::WrongContainerType)),
-        Err(e) => Err(Unavailable::malformed(e.reason())),
+        Err((e, at)) => Err(Unavailable::malformed_at(e.reason(), bytes, at)),
     }
 }
 
@@ -142,6 +322,7 @@ pub fn server_rows(
             let shape = shape_of(entry);
             let (launch, guard_form) = classify::classify(entry, &shape);
             Server {
+                client: None,
                 name: name.to_owned(),
                 scope,
                 origin: None,
@@ -151,11 +332,7 @@ pub fn server_rows(
                 shape,
                 launch,
                 guard_form,
-                possible_shadowed_by: None,
-                possibly_excluded_by: None,
-                same_name_in: None,
-                shadowed_by: None,
-                dsh: None,
+                ext: Extension::none(),
             }
         })
         .collect()

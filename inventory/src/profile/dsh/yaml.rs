@@ -16,7 +16,9 @@
 //! input, so no input can overflow the stack.
 //!
 //! It must never evaluate a tag, expand a `${VAR}`, or let parser text
-//! (messages, positions) escape: every failure is a [`Reason`] code.
+//! (messages) escape: every failure is a [`Reason`] code, with the offset
+//! where parsing stopped (a position is not a secret). The same reader takes
+//! whole YAML files for the Continue and goose profiles ([`parse_located`]).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -133,9 +135,25 @@ struct AliasData {
 
 /// Parse the block's YAML (one document; an empty block is `null`).
 pub fn parse_block(block: &str) -> Result<Value<'_>, Reason> {
-    let referenced = referenced_anchors(block)?;
+    parse_located(block).map_err(|(r, _)| r)
+}
+
+/// [`parse_block`] for any YAML document (the whole of a file, or a block),
+/// with the byte offset in `text` where parsing stopped on an error: the
+/// scanner's own mark, or the start of the event that broke a rule.
+pub fn parse_located(text: &str) -> Result<Value<'_>, (Reason, usize)> {
+    let byte_at = |chars: usize| {
+        text.char_indices()
+            .nth(chars)
+            .map_or(text.len(), |(i, _)| i)
+    };
+    let scan = |e: saphyr_parser::ScanError| {
+        let at = byte_at(e.marker().index());
+        (scan_error(e), at)
+    };
+    let referenced = referenced_anchors(text).map_err(scan)?;
     let mut b = Builder {
-        block,
+        block: text,
         cursor: (0, 0),
         stack: Vec::new(),
         track: !referenced.is_empty(),
@@ -147,9 +165,11 @@ pub fn parse_block(block: &str) -> Result<Value<'_>, Reason> {
         root: None,
         documents: 0,
     };
-    for event in Parser::new_from_str(block) {
-        let (event, span) = event.map_err(scan_error)?;
-        b.event(event, span)?;
+    for event in Parser::new_from_str(text) {
+        let (event, span) = event.map_err(scan)?;
+        let start = span.start.index();
+        b.event(event, span)
+            .map_err(|reason| (reason, byte_at(start)))?;
     }
     Ok(b.root.unwrap_or(Value::Null))
 }
@@ -167,13 +187,13 @@ fn scan_error(e: saphyr_parser::ScanError) -> Reason {
 /// The anchors some alias refers to. Only those are kept (copied) while the
 /// tree is built, so anchors nobody uses cost nothing, and nested anchors
 /// cannot multiply copies. A block without `*` has no alias: no pre-pass.
-fn referenced_anchors(block: &str) -> Result<HashSet<usize>, Reason> {
+fn referenced_anchors(block: &str) -> Result<HashSet<usize>, saphyr_parser::ScanError> {
     let mut ids = HashSet::new();
     if !block.contains('*') {
         return Ok(ids);
     }
     for event in Parser::new_from_str(block) {
-        if let (Event::Alias(id), _) = event.map_err(scan_error)? {
+        if let (Event::Alias(id), _) = event? {
             ids.insert(id);
         }
     }

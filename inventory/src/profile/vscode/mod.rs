@@ -20,18 +20,95 @@
 pub mod container;
 pub mod shape;
 
+use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+
+use serde::Serialize;
 
 use crate::host::{Host, Os};
 use crate::instructions;
 use crate::json::{Options, Value};
 use crate::model::{
-    Coverage, FileState, GuardForm, Reason, RootFields, Server, Shape, Source, Unavailable,
+    Coverage, Extension, FileState, GuardForm, Reason, RootFields, Server, ServerExtension, Shape,
+    Source, Unavailable,
 };
-use crate::profile::{fill_source, path_string, with_object, Inventory};
+use crate::profile::{
+    fill_source, path_string, with_object, Candidate, Context, Inventory, Profile, Shadowing,
+};
 use crate::root::SelectedRoot;
 use container::Layout;
+
+/// The VS Code / Copilot profile (`--client vscode`).
+pub struct Vscode;
+
+impl Profile for Vscode {
+    fn id(&self) -> &'static str {
+        "vscode"
+    }
+
+    fn title(&self) -> &'static str {
+        "VS Code / Copilot"
+    }
+
+    fn candidates(&self, os: Os) -> Vec<Candidate> {
+        let user = format!("~/{}/mcp.json", code_user_dir(os).join("/"));
+        vec![
+            Candidate::new(
+                VSCODE_PROJECT,
+                "<root>/.vscode/mcp.json",
+                "jsonc",
+                container::SERVERS,
+            ),
+            Candidate::new(
+                COPILOT_PROJECT,
+                "<root>/.mcp.json",
+                "jsonc",
+                container::CONTAINER_UNDETERMINED,
+            ),
+            Candidate::new(VSCODE_USER, user, "jsonc", container::SERVERS),
+            Candidate::new(
+                COPILOT_USER,
+                "~/.copilot/mcp-config.json",
+                "json",
+                container::MCP_SERVERS,
+            ),
+        ]
+    }
+
+    fn shadowing(&self) -> Shadowing {
+        Shadowing::Duplicates
+    }
+
+    fn inventory(&self, ctx: &Context) -> Inventory {
+        inventory(ctx.root, ctx.host)
+    }
+}
+
+/// Rows that only record duplication: `sameNameIn`, serialized after
+/// `guardForm`. Shared by every profile whose client has no documented winner
+/// between scopes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SameNameRow {
+    /// Other origins (scopes) with a declaration of the same name, in origin
+    /// order. Duplication only, never a winner.
+    pub same_name_in: Vec<&'static str>,
+}
+
+impl ServerExtension for SameNameRow {
+    fn report(&self, _server: &Server, out: &mut String) {
+        crate::render_human::list_line(out, "same name in", &self.same_name_in);
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn clone_box(&self) -> Box<dyn ServerExtension> {
+        Box::new(self.clone())
+    }
+}
 
 pub const VSCODE_PROJECT: &str = "vscode-project";
 pub const COPILOT_PROJECT: &str = "copilot-project";
@@ -91,7 +168,7 @@ pub const UNKNOWN: [&str; 6] = [
 ];
 
 /// One fixed candidate of this profile.
-struct Candidate {
+struct OriginFile {
     origin: &'static str,
     /// Trusted base directory (may resolve through symlinks) and the
     /// components below it (each opened no-follow); `None` when HOME is unknown.
@@ -103,7 +180,7 @@ struct Candidate {
     options: Options,
 }
 
-impl Candidate {
+impl OriginFile {
     fn parser(&self) -> &'static str {
         if self.options == Options::STRICT {
             "json"
@@ -123,12 +200,12 @@ pub fn code_user_dir(os: Os) -> &'static [&'static str] {
     }
 }
 
-fn candidates(root: &SelectedRoot, host: &Host) -> [Candidate; 4] {
+fn candidates(root: &SelectedRoot, host: &Host) -> [OriginFile; 4] {
     let home = host.home.clone();
     let mut vscode_user = code_user_dir(host.os).to_vec();
     vscode_user.push("mcp.json");
     [
-        Candidate {
+        OriginFile {
             origin: VSCODE_PROJECT,
             base: Some(root.canonical.clone()),
             rel: vec![".vscode", "mcp.json"],
@@ -136,7 +213,7 @@ fn candidates(root: &SelectedRoot, host: &Host) -> [Candidate; 4] {
             layout: Layout::VsCode,
             options: Options::JSONC,
         },
-        Candidate {
+        OriginFile {
             origin: COPILOT_PROJECT,
             base: Some(root.canonical.clone()),
             rel: vec![".mcp.json"],
@@ -144,7 +221,7 @@ fn candidates(root: &SelectedRoot, host: &Host) -> [Candidate; 4] {
             layout: Layout::PortableOrBare,
             options: Options::JSONC,
         },
-        Candidate {
+        OriginFile {
             origin: VSCODE_USER,
             base: home.clone(),
             rel: vscode_user,
@@ -156,7 +233,7 @@ fn candidates(root: &SelectedRoot, host: &Host) -> [Candidate; 4] {
             layout: Layout::VsCode,
             options: Options::JSONC,
         },
-        Candidate {
+        OriginFile {
             origin: COPILOT_USER,
             base: home,
             rel: vec![".copilot", "mcp-config.json"],
@@ -197,7 +274,7 @@ pub fn inventory(root: &SelectedRoot, host: &Host) -> Inventory {
 }
 
 /// Read, parse and interpret one candidate into its source and rows.
-fn read_candidate(c: &Candidate) -> (Source, Vec<Server>) {
+fn read_candidate(c: &OriginFile) -> (Source, Vec<Server>) {
     let path = match &c.base {
         Some(base) => path_string(&c.rel.iter().fold(base.clone(), |p, r| p.join(r))),
         None => c.unknown_path.to_owned(),
@@ -286,7 +363,7 @@ fn annotate_same_names(servers: &mut [Server]) {
         })
         .collect();
     for (s, o) in servers.iter_mut().zip(others) {
-        s.same_name_in = Some(o);
+        s.ext = Extension::new(SameNameRow { same_name_in: o });
     }
 }
 
@@ -297,6 +374,7 @@ mod tests {
 
     fn row(origin: &'static str, name: &str) -> Server {
         Server {
+            client: None,
             name: name.to_owned(),
             scope: origin,
             origin: Some(origin),
@@ -314,11 +392,7 @@ mod tests {
             },
             launch: Launch::Executable,
             guard_form: GuardForm::Direct,
-            possible_shadowed_by: None,
-            possibly_excluded_by: None,
-            same_name_in: None,
-            shadowed_by: None,
-            dsh: None,
+            ext: Extension::none(),
         }
     }
 
@@ -334,7 +408,7 @@ mod tests {
         annotate_same_names(&mut rows);
         let got: Vec<Vec<&str>> = rows
             .iter()
-            .map(|r| r.same_name_in.clone().unwrap())
+            .map(|r| r.ext.get::<SameNameRow>().unwrap().same_name_in.clone())
             .collect();
         assert_eq!(
             got,

@@ -1,0 +1,99 @@
+//! `--fail-on`: the conditions a CI job can gate on, evaluated on the finished
+//! document. Without `--fail-on` the gate is `incomplete` alone (the exit
+//! status mcpscope always had); with it, exactly the conditions named.
+//!
+//! | condition        | holds when                                                    | exit |
+//! |------------------|---------------------------------------------------------------|------|
+//! | `incomplete`     | a fixed source is neither present nor missing                 | 1    |
+//! | `invalid-entry`  | a declaration's shape is invalid                              | 3    |
+//! | `any-server`     | any server is declared in any source                          | 3    |
+//! | `project-server` | a server is declared in a file below the selected root        | 3    |
+//! | `none`           | never (report only; an invalid root still exits 1)            | —    |
+//!
+//! `incomplete` outranks the others: a partial answer exits 1 even when a
+//! `3` condition also holds. This module only reads the document.
+
+use crate::model::Document;
+
+/// One `--fail-on` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    Incomplete,
+    InvalidEntry,
+    AnyServer,
+    ProjectServer,
+    None,
+}
+
+impl Condition {
+    /// Every condition, in `--help` and report order.
+    pub const ALL: [Condition; 5] = [
+        Condition::Incomplete,
+        Condition::InvalidEntry,
+        Condition::AnyServer,
+        Condition::ProjectServer,
+        Condition::None,
+    ];
+
+    /// The `--fail-on` spelling.
+    pub fn id(self) -> &'static str {
+        match self {
+            Condition::Incomplete => "incomplete",
+            Condition::InvalidEntry => "invalid-entry",
+            Condition::AnyServer => "any-server",
+            Condition::ProjectServer => "project-server",
+            Condition::None => "none",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Condition> {
+        Condition::ALL.into_iter().find(|c| c.id() == s)
+    }
+
+    /// How many rows (or sources, for `incomplete`) make the condition hold
+    /// in `doc`; 0 when it does not.
+    pub fn count(self, doc: &Document) -> usize {
+        match self {
+            Condition::Incomplete => doc
+                .sources
+                .iter()
+                .filter(|s| !s.state.is_complete())
+                .count(),
+            Condition::InvalidEntry => doc.servers.iter().filter(|s| !s.shape.valid).count(),
+            Condition::AnyServer => doc.servers.len(),
+            Condition::ProjectServer => {
+                let root = std::path::Path::new(&doc.root.canonical);
+                doc.servers
+                    .iter()
+                    .filter(|s| std::path::Path::new(&s.path).starts_with(root))
+                    .count()
+            }
+            Condition::None => 0,
+        }
+    }
+}
+
+/// The conditions in force: `--fail-on`'s, or `incomplete` by default.
+pub fn in_force(asked: Option<&[Condition]>) -> Vec<Condition> {
+    match asked {
+        None => vec![Condition::Incomplete],
+        Some(list) => {
+            let mut out: Vec<Condition> = Vec::new();
+            for c in Condition::ALL {
+                if list.contains(&c) && c != Condition::None {
+                    out.push(c);
+                }
+            }
+            out
+        }
+    }
+}
+
+/// The conditions in force that hold, with their counts.
+pub fn met(conditions: &[Condition], doc: &Document) -> Vec<(Condition, usize)> {
+    conditions
+        .iter()
+        .map(|c| (*c, c.count(doc)))
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
