@@ -867,11 +867,11 @@ pub fn shipped_matrices(root: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
     use crate::engine::fake::{Fake, Step};
-    use crate::pack::ArchiveFile;
+    use scopebox_receipts::archive::ArchiveFile;
 
     fn image() -> image::Image {
         let root = workspace_root();
-        let (recipe, bytes) = Recipe::load(&root).unwrap();
+        let (recipe, bytes) = image::load_recipe(&root).unwrap();
         let candidate = [ArchiveFile {
             path: "bin/mcpscope".into(),
             mode: 0o755,
@@ -880,14 +880,80 @@ mod tests {
         image::build(
             &recipe,
             &bytes,
-            &Contents {
+            &image::Contents {
+                platform: Platform::LinuxAmd64,
                 candidate: &candidate,
                 runner: b"r",
                 sentinel: b"s",
                 matrix: b"{}",
+                witnesses: &[],
             },
         )
         .unwrap()
+    }
+
+    fn candidate(platform: Platform) -> Candidate {
+        let mut elf = vec![0u8; 64];
+        elf[..4].copy_from_slice(b"\x7fELF");
+        elf[4] = 2;
+        elf[5] = 1;
+        elf[18..20].copy_from_slice(&platform.elf_machine().to_le_bytes());
+        Candidate::from_binary(platform, elf)
+    }
+
+    #[test]
+    fn the_default_set_is_every_platform_and_named_ones_are_required() {
+        let all = select_platforms(&[], &[]).unwrap();
+        assert_eq!(all.platforms, Platform::ALL);
+        assert!(!all.required);
+        let arm = select_platforms(&[Platform::LinuxArm64, Platform::LinuxArm64], &[]).unwrap();
+        assert_eq!(arm.platforms, [Platform::LinuxArm64]);
+        assert!(arm.required);
+        // Given candidates decide the platforms, and must agree with --platform.
+        let given = [candidate(Platform::LinuxArm64)];
+        let from = select_platforms(&[], &given).unwrap();
+        assert_eq!(from.platforms, [Platform::LinuxArm64]);
+        assert!(from.required);
+        assert!(select_platforms(&[Platform::LinuxAmd64], &given).is_err());
+        let twice = [candidate(Platform::LinuxAmd64), candidate(Platform::LinuxAmd64)];
+        assert!(select_platforms(&[], &twice).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_probe_that_cannot_start_reports_why_and_removes_its_container_and_image() {
+        let fake = Fake::new().without_image().failing(Step::Start);
+        let got = probe(&fake, Platform::LinuxArm64, "t1", false).await.unwrap();
+        assert!(matches!(got, Probe::Cannot(_)), "{got:?}");
+        let calls = fake.calls();
+        assert!(calls.contains(&"remove_container c1".to_string()), "{calls:?}");
+        assert!(calls.iter().any(|c| c.starts_with("remove_image")), "{calls:?}");
+        // One that runs keeps its (content-addressed) image for the next run.
+        let fake = Fake::new().without_image();
+        let got = probe(&fake, Platform::LinuxArm64, "t1", false).await.unwrap();
+        assert_eq!(got, Probe::Runs);
+        assert!(!fake.calls().iter().any(|c| c.starts_with("remove_image")));
+        assert!(fake.objects().is_empty());
+    }
+
+    #[test]
+    fn the_reason_a_platform_cannot_run_says_what_to_install() {
+        let r = cannot_run_reason(
+            Platform::LinuxArm64,
+            "x86_64",
+            "failed to start: exec format error",
+        );
+        assert!(r.contains("exec format error"), "{r}");
+        assert!(r.contains("qemu-user-static"), "{r}");
+        assert!(r.contains("aarch64"), "{r}");
+    }
+
+    #[test]
+    fn every_line_of_a_prefixed_writer_carries_the_platform() {
+        use std::io::Write;
+        let mut w = Prefixed::new("[linux/arm64] ".into(), Vec::new());
+        w.write_all(b"a\nb").unwrap();
+        w.write_all(b"c\n").unwrap();
+        assert_eq!(w.out, b"[linux/arm64] a\n[linux/arm64] bc\n");
     }
 
     #[tokio::test]
