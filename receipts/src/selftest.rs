@@ -812,7 +812,7 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                let rel = format!("{EVIDENCE_DIR}/{NEGATIVE_CONTROL_RECORD_FILE}");
+                let rel = c.p(&format!("{EVIDENCE_DIR}/{NEGATIVE_CONTROL_RECORD_FILE}"));
                 std::fs::remove_file(c.path(&rel)).map_err(|e| format!("remove {rel}: {e}"))?;
                 c.relist(&rel)
             },

@@ -10,8 +10,8 @@ fn a_consistent_bundle_verifies_with_exit_0_and_a_check_list() {
     let bundle = specimen(tmp.path(), 3);
     let run = verify_bin(&[bundle.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("✓ cases.verdicts"), "{}", run.stdout);
-    assert!(run.stdout.contains("✓ boundary.applied"));
+    assert!(run.stdout.contains("✓ linux-amd64/cases.verdicts"), "{}", run.stdout);
+    assert!(run.stdout.contains("✓ linux-amd64/boundary.applied"));
     assert!(!run.stdout.contains('✗'));
     assert!(run.stdout.ends_with("checks passed\n"), "{}", run.stdout);
 }
@@ -20,13 +20,13 @@ fn a_consistent_bundle_verifies_with_exit_0_and_a_check_list() {
 fn a_rejected_bundle_exits_1_and_names_the_failed_check_and_reason() {
     let tmp = tempdir();
     let bundle = specimen(tmp.path(), 2);
-    edit_json(&bundle.join("outer/container-inspect.json"), |d| {
+    edit_json(&bundle.join("platforms/linux-amd64/outer/container-inspect.json"), |d| {
         d["HostConfig"]["NetworkMode"] = "host".into()
     });
-    relist(&bundle, "outer/container-inspect.json");
+    relist(&bundle, "platforms/linux-amd64/outer/container-inspect.json");
     let run = verify_bin(&[bundle.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(run.stdout.contains("✗ boundary.applied"), "{}", run.stdout);
+    assert!(run.stdout.contains("✗ linux-amd64/boundary.applied"), "{}", run.stdout);
     assert!(
         run.stdout.contains("network-mode: expected none, got host"),
         "{}",
@@ -53,7 +53,7 @@ fn json_output_is_the_same_list_as_a_strict_document() {
         );
     }
 
-    std::fs::write(bundle.join("evidence/extra"), b"x").unwrap();
+    std::fs::write(bundle.join("platforms/linux-amd64/evidence/extra"), b"x").unwrap();
     let bad = verify_bin(&[bundle.to_str().unwrap(), "--json"]);
     assert_eq!(bad.code, 1);
     let doc: JsonReport = serde_json::from_str(&bad.stdout).expect("strict JSON report");
@@ -66,7 +66,7 @@ fn json_output_is_the_same_list_as_a_strict_document() {
     assert!(!unlisted.ok);
     assert_eq!(
         unlisted.failures,
-        vec!["evidence/extra is present but not listed"]
+        vec!["platforms/linux-amd64/evidence/extra is present but not listed"]
     );
 }
 
