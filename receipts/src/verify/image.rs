@@ -430,3 +430,57 @@ fn string_list(value: Option<&Value>) -> Option<Vec<String>> {
         .map(|v| v.as_str().map(str::to_string))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn elf(machine: u16) -> Vec<u8> {
+        let mut header = vec![0u8; 64];
+        header[..4].copy_from_slice(b"\x7fELF");
+        header[4] = 2;
+        header[5] = 1;
+        header[18..20].copy_from_slice(&machine.to_le_bytes());
+        header
+    }
+
+    fn layer(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        let mut tar = tar::Builder::new(Vec::new());
+        for (path, bytes) in files {
+            let mut h = tar::Header::new_ustar();
+            h.set_entry_type(tar::EntryType::Regular);
+            h.set_mode(0o755);
+            h.set_size(bytes.len() as u64);
+            tar.append_data(&mut h, path, bytes.as_slice()).unwrap();
+        }
+        tar.into_inner().unwrap()
+    }
+
+    #[test]
+    fn every_elf_must_be_of_the_platform_and_a_witness_of_its_directory() {
+        use crate::platform::{EM_AARCH64, EM_X86_64};
+        let good = layer(&[
+            ("scopebox/bin/scopebox-runner", elf(EM_AARCH64)),
+            ("scopebox/matrix.json", b"{}".to_vec()),
+            ("scopebox/witness/x86_64/scopebox-witness", elf(EM_X86_64)),
+            ("scopebox/witness/aarch64/scopebox-witness", elf(EM_AARCH64)),
+        ]);
+        assert_eq!(elf_failures(Platform::LinuxArm64, &good), Vec::<String>::new());
+        // The same layer is wrong for amd64: its runner is an aarch64 binary.
+        let f = elf_failures(Platform::LinuxAmd64, &good);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].starts_with("/scopebox/bin/scopebox-runner is an ELF for machine 183"));
+        // A witness in the wrong directory, a 32-bit ELF, and no ELF at all.
+        let bad = layer(&[
+            ("scopebox/bin/scopebox-runner", elf(EM_AARCH64)),
+            ("scopebox/witness/x86_64/scopebox-witness", elf(EM_AARCH64)),
+        ]);
+        assert_eq!(elf_failures(Platform::LinuxArm64, &bad).len(), 1);
+        let mut elf32 = elf(EM_AARCH64);
+        elf32[4] = 1;
+        let f = elf_failures(Platform::LinuxArm64, &layer(&[("bin/x", elf32)]));
+        assert!(f[0].contains("not 64-bit little-endian"), "{f:?}");
+        let f = elf_failures(Platform::LinuxArm64, &layer(&[("a", b"text".to_vec())]));
+        assert_eq!(f, ["the layer holds no ELF binary at all"]);
+    }
+}
