@@ -27,6 +27,7 @@ use crate::pack::Candidate;
 use crate::progress::Progress;
 use crate::receipt::{self, Conclusion, Times};
 use crate::toolchain::{self, workspace_root};
+use futures_util::StreamExt;
 use scopebox_schema::matrix::Matrix;
 use scopebox_schema::platform::Platform;
 use scopebox_schema::receipt::{NotCovered, EVIDENCE_DIR};
@@ -257,7 +258,16 @@ pub async fn probe<E: Engine>(
                 .await
                 {
                     Ok(0) => Probe::Runs,
-                    Ok(code) => Probe::Cannot(format!("its probe exited {code}")),
+                    // The engine reports an exec format error on the container's own output
+                    // (runc's "exec /probe: exec format error"), with exit code 1.
+                    Ok(code) => {
+                        let said = probe_output(engine, &id).await;
+                        Probe::Cannot(if said.is_empty() {
+                            format!("its probe exited {code}")
+                        } else {
+                            format!("its probe exited {code}: {said}")
+                        })
+                    }
                     Err(e) => Probe::Cannot(describe(&e)),
                 },
             };
@@ -292,6 +302,31 @@ pub async fn probe<E: Engine>(
         .await;
     }
     Ok(outcome)
+}
+
+/// The first line the probe container printed (at most 512 bytes, 5 s), for the reason.
+async fn probe_output<E: Engine>(engine: &E, id: &str) -> String {
+    let mut out = Vec::new();
+    let mut logs = engine.logs(id);
+    let read = async {
+        while let Some(Ok(chunk)) = logs.next().await {
+            out.extend_from_slice(&chunk);
+            if out.len() > 512 {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(5), read).await;
+    drop(logs);
+    let text = String::from_utf8_lossy(&out[..out.len().min(512)]).into_owned();
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .trim()
+        .to_string()
 }
 
 /// The line a person reads about a platform the engine cannot run.
