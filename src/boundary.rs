@@ -6,8 +6,8 @@
 //! `scopebox_schema::policy`) and never talks to the engine.
 
 use crate::engine::{Labels, KEEP_LABEL, LANE_LABEL, OWNER_LABEL, RUN_LABEL};
-use scopebox_schema::platform::Platform;
 use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType};
+use scopebox_schema::platform::Platform;
 use scopebox_schema::policy::BoundaryPolicy;
 use std::path::{Path, PathBuf};
 

@@ -107,7 +107,9 @@ pub fn probe_image(platform: Platform, unrunnable: bool) -> Image {
     header.set_size(elf.len() as u64);
     tar.append_data(&mut header, "probe", elf.as_slice())
         .expect("writing a tar into memory cannot fail");
-    let layer = tar.into_inner().expect("finishing an in-memory tar cannot fail");
+    let layer = tar
+        .into_inner()
+        .expect("finishing an in-memory tar cannot fail");
     let diff_id = format!("sha256:{}", sha256_hex(&layer));
     let mut config = serde_json::json!({
         "architecture": platform.oci_architecture(),
@@ -136,7 +138,11 @@ pub fn probe_image(platform: Platform, unrunnable: bool) -> Image {
         },
         layer,
         diff_id,
-        tag: format!("{PROBE_REPOSITORY}:{}-{}", platform.oci_architecture(), &hex[..12]),
+        tag: format!(
+            "{PROBE_REPOSITORY}:{}-{}",
+            platform.oci_architecture(),
+            &hex[..12]
+        ),
         id: format!("sha256:{hex}"),
         config,
     }
@@ -266,7 +272,10 @@ mod tests {
     #[test]
     fn the_docker_archive_is_deterministic() {
         let a = image(Platform::LinuxArm64);
-        assert_eq!(docker_archive(&a), docker_archive(&image(Platform::LinuxArm64)));
+        assert_eq!(
+            docker_archive(&a),
+            docker_archive(&image(Platform::LinuxArm64))
+        );
     }
 
     #[test]
@@ -301,7 +310,9 @@ mod tests {
                 Some(Ok(platform.elf_machine()))
             );
             let foreign = probe_elf(platform, true);
-            let machine = scopebox_schema::platform::elf_machine(&foreign).unwrap().unwrap();
+            let machine = scopebox_schema::platform::elf_machine(&foreign)
+                .unwrap()
+                .unwrap();
             assert_eq!(Platform::from_elf_machine(machine), None);
             let image = probe_image(platform, false);
             assert_eq!(image.id, format!("sha256:{}", sha256_hex(&image.config)));

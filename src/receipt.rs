@@ -12,7 +12,6 @@
 use crate::image::Image;
 use crate::pack::Candidate;
 use crate::run::Record;
-use scopebox_schema::platform::Platform;
 use scopebox_receipts::verify::{cleanup_failures, completion_failures};
 use scopebox_schema::digest::{sha256_file, sha256_hex};
 use scopebox_schema::evidence::CaseRecord;
@@ -24,6 +23,7 @@ use scopebox_schema::evidence::{
 };
 use scopebox_schema::judge;
 use scopebox_schema::matrix::Matrix;
+use scopebox_schema::platform::Platform;
 use scopebox_schema::policy::{check_applied, check_observed, BoundaryPolicy};
 use scopebox_schema::receipt::{
     blob_path, platform_dir, Blob, BlobRole, BlobUse, BoundaryRecord, CaseEntry, CaseSummary,

@@ -160,11 +160,10 @@ fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
 
     // The bundle records the same: interrupted, killed, removed, swept — and nothing exported
     // from a run cut short.
-    let execution: Execution =
-        serde_json::from_slice(
-            &std::fs::read(bundle.join("platforms/linux-amd64/outer/execution.json")).unwrap(),
-        )
-            .unwrap();
+    let execution: Execution = serde_json::from_slice(
+        &std::fs::read(bundle.join("platforms/linux-amd64/outer/execution.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(execution.status, "interrupted");
     let names: Vec<&str> = execution.events.iter().map(|e| e.event.name()).collect();
     assert_eq!(

@@ -34,7 +34,10 @@ fn packing_twice_gives_identical_bytes_per_platform_and_the_digest_is_recorded()
             .zip(sb["archives"].as_array().unwrap())
             .any(|(x, y)| x["runtimeManifestSha256"] != y["runtimeManifestSha256"])
         {
-            assert!(attempt < 3, "the candidate binary kept changing between builds");
+            assert!(
+                attempt < 3,
+                "the candidate binary kept changing between builds"
+            );
             continue;
         }
         assert_eq!(sa, summaries_without_paths(&sb, &b, &a));
@@ -81,7 +84,10 @@ fn packing_twice_gives_identical_bytes_per_platform_and_the_digest_is_recorded()
         assert_eq!(res.code, 0, "{res:?}");
         let summary: serde_json::Value = serde_json::from_str(res.stdout.trim()).unwrap();
         assert_eq!(summary["archives"][0]["platform"], platform.name());
-        assert_eq!(summary["archives"][0]["sha256"], manifest.archive.sha256.as_str());
+        assert_eq!(
+            summary["archives"][0]["sha256"],
+            manifest.archive.sha256.as_str()
+        );
     }
     assert!(a.is_dir());
 }

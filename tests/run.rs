@@ -91,14 +91,14 @@ fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bundle
     };
     let per_platform = 5 * expected.len();
     assert!(
-        out.stderr.contains(&format!(
-            "cases passed — bundle"
-        )) && out.stderr.contains(&format!("PASSED: ")),
+        out.stderr.contains(&format!("cases passed — bundle"))
+            && out.stderr.contains(&format!("PASSED: ")),
         "{}",
         out.stderr
     );
     assert!(
-        out.stderr.contains(&format!("{per_platform}/{per_platform} cases passed")),
+        out.stderr
+            .contains(&format!("{per_platform}/{per_platform} cases passed")),
         "{}",
         out.stderr
     );
@@ -162,7 +162,8 @@ fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bundle
             .unwrap_or_else(|| panic!("pack wrote no archive for {p}"));
         let run = platform_run(&receipt, *p);
         assert_eq!(
-            archive["sha256"], run.inputs.candidate_archive.sha256.as_str(),
+            archive["sha256"],
+            run.inputs.candidate_archive.sha256.as_str(),
             "{p}: pack and run give different candidate archives"
         );
     }
@@ -222,28 +223,32 @@ fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
     let dir = tempdir();
     let bundle = dir.path().join("bundle");
     let matrix = workspace().join("harness/matrix/faults/stall.json");
-    let out = run_matrix(&bundle, &matrix, &["--deadline", "5", "--platform", "linux/amd64"]);
+    let out = run_matrix(
+        &bundle,
+        &matrix,
+        &["--deadline", "5", "--platform", "linux/amd64"],
+    );
     assert_eq!(out.code, 124, "{}", out.stderr);
     assert!(out.stderr.contains("TIMED OUT"), "{}", out.stderr);
 
     let pdir = bundle.join("platforms/linux-amd64");
     let execution: Execution =
-        serde_json::from_slice(&std::fs::read(pdir.join("outer/execution.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(pdir.join("outer/execution.json")).unwrap()).unwrap();
     assert_eq!(execution.status, "timed-out");
     assert!(execution.timed_out);
     assert_eq!(execution.signal.as_deref(), Some("SIGKILL"));
     assert_eq!(execution.deadline_seconds, 5);
     // Killed before the export: the inspection taken after it shows a stopped, killed container.
-    let inspect: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(pdir.join("outer/container-inspect.json")).unwrap(),
-    )
-    .unwrap();
+    let inspect: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(pdir.join("outer/container-inspect.json")).unwrap())
+            .unwrap();
     assert_eq!(inspect["State"]["Running"], false);
     assert_eq!(inspect["State"]["ExitCode"], 137);
     // The evidence written before the stall was still exported.
     assert!(pdir.join("evidence/boundary.json").is_file());
-    assert!(pdir.join("evidence/cases/before-stall/record.json").is_file());
+    assert!(pdir
+        .join("evidence/cases/before-stall/record.json")
+        .is_file());
     assert!(
         !pdir.join("evidence/summary.json").exists(),
         "the runner never finished"
@@ -302,7 +307,8 @@ fn a_failing_case_fails_the_run_with_exit_1_and_still_cleans_up() {
     let out = run_matrix(&bundle, &matrix_path, &["--platform", "linux/amd64"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
-        out.stderr.contains("FAILED: linux/amd64 — 1/2 cases passed"),
+        out.stderr
+            .contains("FAILED: linux/amd64 — 1/2 cases passed"),
         "{}",
         out.stderr
     );
@@ -340,10 +346,7 @@ fn a_named_platform_the_engine_cannot_run_is_refused_before_anything_with_exit_4
             "linux/arm64",
             "--json",
         ],
-        &[(
-            scopebox::run::UNRUNNABLE_FOR_TESTS_ENV,
-            "linux/arm64",
-        )],
+        &[(scopebox::run::UNRUNNABLE_FOR_TESTS_ENV, "linux/arm64")],
     );
     assert_eq!(out.code, 4, "{out:?}");
     assert!(out.stderr.contains("linux/arm64"), "{}", out.stderr);
@@ -354,12 +357,16 @@ fn a_named_platform_the_engine_cannot_run_is_refused_before_anything_with_exit_4
     assert_eq!(summary["exitCode"], 4);
     assert_eq!(summary["outcome"], "error");
     // Nothing left behind: no bundle directory, no container or volume of any run.
-    assert!(!bundle.exists(), "a refused run created its bundle directory");
+    assert!(
+        !bundle.exists(),
+        "a refused run created its bundle directory"
+    );
     let leftovers: Vec<_> = labelled("scopebox.owner")
         .into_iter()
         .filter(|o| {
             o.labels.get("scopebox.owner").is_some_and(|owner| {
-                owner.ends_with(&format!("/{}", std::process::id())) || owner.contains("scopebox-e2e")
+                owner.ends_with(&format!("/{}", std::process::id()))
+                    || owner.contains("scopebox-e2e")
             })
         })
         .collect();
@@ -381,10 +388,7 @@ fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cov
             matrix.to_str().unwrap(),
             "--json",
         ],
-        &[(
-            scopebox::run::UNRUNNABLE_FOR_TESTS_ENV,
-            "linux/arm64",
-        )],
+        &[(scopebox::run::UNRUNNABLE_FOR_TESTS_ENV, "linux/arm64")],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
@@ -401,8 +405,11 @@ fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cov
     assert_eq!(receipt.not_covered[0].platform, Platform::LinuxArm64);
     assert!(receipt.not_covered[0].reason.contains("exec format error"));
     // The signed statement says so too.
-    let statement =
-        scopebox_receipts::attestation::statement_for(&receipt, &std::fs::read(bundle.join(RECEIPT_FILE)).unwrap(), true);
+    let statement = scopebox_receipts::attestation::statement_for(
+        &receipt,
+        &std::fs::read(bundle.join(RECEIPT_FILE)).unwrap(),
+        true,
+    );
     assert_eq!(statement.subject.len(), 2, "one archive and the receipt");
     assert!(statement.predicate.warned_tests[0].starts_with("linux/arm64: not covered"));
     let report =

@@ -79,7 +79,13 @@ fn keep_on_failure_keeps_the_objects_until_scopebox_sweep() {
     let out = run_matrix(
         &dir.path().join("b"),
         &workspace().join("harness/matrix/faults/stall.json"),
-        &["--deadline", "3", "--keep-on-failure", "--platform", "linux/amd64"],
+        &[
+            "--deadline",
+            "3",
+            "--keep-on-failure",
+            "--platform",
+            "linux/amd64",
+        ],
     );
     assert_eq!(out.code, 124, "{}", out.stderr);
     assert!(

@@ -123,6 +123,10 @@ fn each_case_leaves_the_same_evidence_whatever_order_the_cases_run_in() {
     let b = evidence_of(&reversed);
     assert_eq!(a.len(), cases.len());
     for (id, evidence) in &a {
-        assert_eq!(Some(evidence), b.get(id), "case {id} differs when run in reverse");
+        assert_eq!(
+            Some(evidence),
+            b.get(id),
+            "case {id} differs when run in reverse"
+        );
     }
 }

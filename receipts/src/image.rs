@@ -93,7 +93,11 @@ impl Recipe {
                 &self.files.candidate_dir.path,
                 layout::CANDIDATE_DIR,
             ),
-            ("witnessDir", &self.files.witness_dir.path, layout::WITNESS_DIR),
+            (
+                "witnessDir",
+                &self.files.witness_dir.path,
+                layout::WITNESS_DIR,
+            ),
         ];
         if self.schema_version != RECIPE_SCHEMA_VERSION {
             return Err(ImageError::Recipe(format!(
@@ -280,12 +284,7 @@ pub fn build(
         )?;
         insert(
             &mut nodes,
-            format!(
-                "{}/{}/{}",
-                wdir.path,
-                witness.machine,
-                layout::WITNESS_NAME
-            ),
+            format!("{}/{}/{}", wdir.path, witness.machine, layout::WITNESS_NAME),
             LayerNode {
                 mode: mode(wdir),
                 uid: wdir.uid,
@@ -510,7 +509,12 @@ mod tests {
             bytes: b"other".to_vec(),
             ..files[0].clone()
         }];
-        let c = build(&recipe, RECIPE, &contents(Platform::LinuxAmd64, &other, &[])).unwrap();
+        let c = build(
+            &recipe,
+            RECIPE,
+            &contents(Platform::LinuxAmd64, &other, &[]),
+        )
+        .unwrap();
         assert_ne!(ids[0], c.id);
     }
 
@@ -518,7 +522,12 @@ mod tests {
     fn the_config_names_the_platform_the_layer_and_the_recipe() {
         let recipe = Recipe::parse(RECIPE).unwrap();
         let files = candidate();
-        let arm = build(&recipe, RECIPE, &contents(Platform::LinuxArm64, &files, &[])).unwrap();
+        let arm = build(
+            &recipe,
+            RECIPE,
+            &contents(Platform::LinuxArm64, &files, &[]),
+        )
+        .unwrap();
         let doc: serde_json::Value = serde_json::from_slice(&arm.config).unwrap();
         assert_eq!(doc["architecture"], "arm64");
         assert_eq!(doc["variant"], "v8");
@@ -527,8 +536,16 @@ mod tests {
         assert_eq!(doc["rootfs"]["diff_ids"][0], arm.diff_id.as_str());
         assert_eq!(doc["config"]["User"], "1000:1000");
         assert_eq!(doc["config"]["Entrypoint"][0], layout::RUNNER_BIN);
-        assert_eq!(doc["history"][0]["comment"], recipe_comment(RECIPE).as_str());
-        let amd = build(&recipe, RECIPE, &contents(Platform::LinuxAmd64, &files, &[])).unwrap();
+        assert_eq!(
+            doc["history"][0]["comment"],
+            recipe_comment(RECIPE).as_str()
+        );
+        let amd = build(
+            &recipe,
+            RECIPE,
+            &contents(Platform::LinuxAmd64, &files, &[]),
+        )
+        .unwrap();
         let doc: serde_json::Value = serde_json::from_slice(&amd.config).unwrap();
         assert_eq!(doc["architecture"], "amd64");
         assert!(doc.get("variant").is_none());
@@ -569,7 +586,10 @@ mod tests {
             (1000, 1000, "dir")
         );
         let bin = find(layout::CANDIDATE_BIN);
-        assert_eq!(bin.sha256.as_deref(), Some(sha256_hex(b"candidate").as_str()));
+        assert_eq!(
+            bin.sha256.as_deref(),
+            Some(sha256_hex(b"candidate").as_str())
+        );
         assert_eq!(bin.mode, "0755");
         assert_eq!(find("/scopebox/candidate/bin").kind, "dir");
         assert_eq!(find(layout::RUNNER_BIN).sha256, Some(sha256_hex(b"runner")));
@@ -580,7 +600,12 @@ mod tests {
         );
         assert_eq!(find("/scopebox/witness/x86_64").kind, "dir");
         // Entries come sorted, and the tar agrees with the manifest.
-        let paths: Vec<_> = image.layer_manifest.entries.iter().map(|e| &e.path).collect();
+        let paths: Vec<_> = image
+            .layer_manifest
+            .entries
+            .iter()
+            .map(|e| &e.path)
+            .collect();
         let mut sorted = paths.clone();
         sorted.sort();
         assert_eq!(paths, sorted);

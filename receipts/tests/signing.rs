@@ -131,7 +131,9 @@ fn the_statement_names_candidate_receipt_image_matrix_and_policy() {
         .unwrap();
     assert_eq!(
         format!("sha256:{}", image.digest["sha256"]),
-        receipt["platforms"][1]["inputs"]["imageId"].as_str().unwrap()
+        receipt["platforms"][1]["inputs"]["imageId"]
+            .as_str()
+            .unwrap()
     );
 }
 

@@ -5,6 +5,7 @@
 //! (`schema/tests/fixtures/container-inspect.json`), re-labelled for the synthetic run, and every
 //! other outer record is made up to be consistent.
 
+use scopebox_receipts::image::Recipe;
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::evidence::{
     CaseRecord, Controls, ExecutedCommand, FixtureObservation, InnerBoundary,
@@ -19,7 +20,6 @@ use scopebox_schema::judge::{
 };
 use scopebox_schema::layout;
 use scopebox_schema::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
-use scopebox_receipts::image::Recipe;
 use scopebox_schema::platform::Platform;
 use scopebox_schema::receipt::*;
 use std::collections::BTreeMap;
@@ -235,7 +235,8 @@ pub fn write_bundle_for(
         ];
         let archive_name = format!("mcpscope-0.1.0-{}-linux.tar.gz", platform.machine());
         let archive_bytes = scopebox_receipts::archive::write_archive(&candidate_files);
-        let pack = scopebox_receipts::archive::manifest(&archive_name, &archive_bytes, &candidate_files);
+        let pack =
+            scopebox_receipts::archive::manifest(&archive_name, &archive_bytes, &candidate_files);
         let runner = fake_elf(platform, b"synthetic runner");
         let sentinel = fake_elf(platform, b"synthetic sentinel");
         let image = scopebox_receipts::image::build(
@@ -252,9 +253,17 @@ pub fn write_bundle_for(
         )
         .map_err(std::io::Error::other)?;
         for (bytes, role, name) in [
-            (&archive_bytes, BlobRole::CandidateArchive, archive_name.clone()),
+            (
+                &archive_bytes,
+                BlobRole::CandidateArchive,
+                archive_name.clone(),
+            ),
             (&runner, BlobRole::Runner, layout::RUNNER_BIN.to_string()),
-            (&sentinel, BlobRole::Sentinel, layout::SENTINEL_BIN.to_string()),
+            (
+                &sentinel,
+                BlobRole::Sentinel,
+                layout::SENTINEL_BIN.to_string(),
+            ),
         ] {
             let sha = w.put(&blob_path(&sha256_hex(bytes)), bytes)?;
             blobs
@@ -273,7 +282,10 @@ pub fn write_bundle_for(
                 });
         }
         w.put_json(&format!("{pdir}/{PACK_MANIFEST_FILE}"), &pack)?;
-        w.put_json(&format!("{pdir}/{LAYER_MANIFEST_FILE}"), &image.layer_manifest)?;
+        w.put_json(
+            &format!("{pdir}/{LAYER_MANIFEST_FILE}"),
+            &image.layer_manifest,
+        )?;
         let config_sha = w.put(&format!("{pdir}/{IMAGE_CONFIG_FILE}"), &image.config)?;
         let image_id = image.id.clone();
         let diff_id = image.diff_id.clone();
@@ -344,8 +356,14 @@ pub fn write_bundle_for(
             &format!("{pdir}/evidence/{NEGATIVE_CONTROL_RECORD_FILE}"),
             &negative,
         )?;
-        w.put(&format!("{pdir}/evidence/{NEGATIVE_CONTROL_STDOUT_FILE}"), b"")?;
-        w.put(&format!("{pdir}/evidence/{NEGATIVE_CONTROL_STDERR_FILE}"), b"")?;
+        w.put(
+            &format!("{pdir}/evidence/{NEGATIVE_CONTROL_STDOUT_FILE}"),
+            b"",
+        )?;
+        w.put(
+            &format!("{pdir}/evidence/{NEGATIVE_CONTROL_STDERR_FILE}"),
+            b"",
+        )?;
         let controls = Controls {
             positive: positive_control(&positive),
             negative: negative_control(&matrix, &negative, b"", b"").0,

@@ -10,7 +10,11 @@ fn a_consistent_bundle_verifies_with_exit_0_and_a_check_list() {
     let bundle = specimen(tmp.path(), 3);
     let run = verify_bin(&[bundle.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("✓ linux-amd64/cases.verdicts"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("✓ linux-amd64/cases.verdicts"),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.contains("✓ linux-amd64/boundary.applied"));
     assert!(!run.stdout.contains('✗'));
     assert!(run.stdout.ends_with("checks passed\n"), "{}", run.stdout);
@@ -20,13 +24,21 @@ fn a_consistent_bundle_verifies_with_exit_0_and_a_check_list() {
 fn a_rejected_bundle_exits_1_and_names_the_failed_check_and_reason() {
     let tmp = tempdir();
     let bundle = specimen(tmp.path(), 2);
-    edit_json(&bundle.join("platforms/linux-amd64/outer/container-inspect.json"), |d| {
-        d["HostConfig"]["NetworkMode"] = "host".into()
-    });
-    relist(&bundle, "platforms/linux-amd64/outer/container-inspect.json");
+    edit_json(
+        &bundle.join("platforms/linux-amd64/outer/container-inspect.json"),
+        |d| d["HostConfig"]["NetworkMode"] = "host".into(),
+    );
+    relist(
+        &bundle,
+        "platforms/linux-amd64/outer/container-inspect.json",
+    );
     let run = verify_bin(&[bundle.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(run.stdout.contains("✗ linux-amd64/boundary.applied"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("✗ linux-amd64/boundary.applied"),
+        "{}",
+        run.stdout
+    );
     assert!(
         run.stdout.contains("network-mode: expected none, got host"),
         "{}",
@@ -171,11 +183,19 @@ fn the_report_starts_with_what_was_verified_and_expectations_are_named_checks() 
     let run = verify_bin(&[b, "--expect-candidate", candidate, "--expect-image", image]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     let header: Vec<&str> = run.stdout.lines().take(8).collect();
-    assert!(header[1].contains("run") && header[1].contains("synthetic-0001"), "{header:?}");
+    assert!(
+        header[1].contains("run") && header[1].contains("synthetic-0001"),
+        "{header:?}"
+    );
     assert!(header[2].contains(receipt["matrix"]["sha256"].as_str().unwrap()));
-    assert!(header.iter().any(|l| l.contains("linux/amd64") && l.contains(candidate)));
+    assert!(header
+        .iter()
+        .any(|l| l.contains("linux/amd64") && l.contains(candidate)));
     assert!(header.iter().any(|l| l.contains(image)));
-    assert!(header.iter().any(|l| l.contains("(emulated)")), "{header:?}");
+    assert!(
+        header.iter().any(|l| l.contains("(emulated)")),
+        "{header:?}"
+    );
     assert!(header.iter().any(|l| l.contains("signer   not checked")));
     assert!(run.stdout.contains("✓ expect.candidate"));
     assert!(run.stdout.contains("✓ expect.image"));
@@ -199,7 +219,9 @@ fn the_report_starts_with_what_was_verified_and_expectations_are_named_checks() 
 fn a_schema_1_bundle_is_rejected_by_one_named_check() {
     let tmp = tempdir();
     let bundle = specimen(tmp.path(), 1);
-    edit_json(&bundle.join("receipt.json"), |r| r["schemaVersion"] = 1.into());
+    edit_json(&bundle.join("receipt.json"), |r| {
+        r["schemaVersion"] = 1.into()
+    });
     let run = verify_bin(&[bundle.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("✗ receipt.schema"), "{}", run.stdout);
@@ -218,6 +240,14 @@ fn a_platform_whose_runner_saw_another_machine_is_rejected() {
     });
     let run = verify_bin(&[bundle.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(run.stdout.contains("✗ linux-arm64/boundary.machine"), "{}", run.stdout);
-    assert!(run.stdout.contains("✓ linux-amd64/boundary.machine"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("✗ linux-arm64/boundary.machine"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("✓ linux-amd64/boundary.machine"),
+        "{}",
+        run.stdout
+    );
 }

@@ -131,7 +131,9 @@ impl TryFrom<String> for Platform {
         Platform::ALL
             .into_iter()
             .find(|p| p.name() == text)
-            .ok_or_else(|| format!("unknown platform {text:?} (expected linux/amd64 or linux/arm64)"))
+            .ok_or_else(|| {
+                format!("unknown platform {text:?} (expected linux/amd64 or linux/arm64)")
+            })
     }
 }
 
@@ -169,7 +171,10 @@ mod tests {
             assert_eq!(Platform::from_machine(p.machine()), Some(p));
             assert_eq!(Platform::from_elf_machine(p.elf_machine()), Some(p));
         }
-        assert_eq!(Platform::parse("linux/arm64/v8"), Some(Platform::LinuxArm64));
+        assert_eq!(
+            Platform::parse("linux/arm64/v8"),
+            Some(Platform::LinuxArm64)
+        );
         assert_eq!(Platform::parse("windows/amd64"), None);
         assert!(serde_json::from_str::<Platform>("\"linux/aarch64\"").is_err());
     }

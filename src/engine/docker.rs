@@ -174,11 +174,10 @@ impl Engine for DockerEngine {
     }
 
     async fn info(&self) -> Result<EngineInfo, EngineError> {
-        let info = self
-            .client
-            .info()
-            .await
-            .map_err(|e| map_error("ask the Docker engine about itself (GET /info)".into(), e))?;
+        let info =
+            self.client.info().await.map_err(|e| {
+                map_error("ask the Docker engine about itself (GET /info)".into(), e)
+            })?;
         Ok(EngineInfo {
             architecture: info.architecture.unwrap_or_default(),
             os_type: info.os_type.unwrap_or_default(),
@@ -192,7 +191,11 @@ impl Engine for DockerEngine {
             .client
             .remove_image(
                 id,
-                Some(bollard::query_parameters::RemoveImageOptionsBuilder::new().force(true).build()),
+                Some(
+                    bollard::query_parameters::RemoveImageOptionsBuilder::new()
+                        .force(true)
+                        .build(),
+                ),
                 None,
             )
             .await

@@ -472,8 +472,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         if let Some(bin) = toolchain::WITNESS_BIN {
             for platform in Platform::ALL {
                 if !covered.contains(&platform) {
-                    toolchain::build_static(&root, platform, &[toolchain::HARNESS_PACKAGE])
-                        .await?;
+                    toolchain::build_static(&root, platform, &[toolchain::HARNESS_PACKAGE]).await?;
                 }
                 witnesses.push((
                     platform.machine().to_string(),
@@ -562,7 +561,9 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         .collect();
     let blobs = receipt::write_inputs(&out, &shared, &inputs)?;
 
-    let engine_machine = engine_platform.map(|p| p.machine()).unwrap_or(&info.architecture);
+    let engine_machine = engine_platform
+        .map(|p| p.machine())
+        .unwrap_or(&info.architecture);
     let plans: Vec<Plan> = built
         .iter()
         .map(|b| {
@@ -950,21 +951,34 @@ mod tests {
         assert_eq!(from.platforms, [Platform::LinuxArm64]);
         assert!(from.required);
         assert!(select_platforms(&[Platform::LinuxAmd64], &given).is_err());
-        let twice = [candidate(Platform::LinuxAmd64), candidate(Platform::LinuxAmd64)];
+        let twice = [
+            candidate(Platform::LinuxAmd64),
+            candidate(Platform::LinuxAmd64),
+        ];
         assert!(select_platforms(&[], &twice).is_err());
     }
 
     #[tokio::test]
     async fn a_probe_that_cannot_start_reports_why_and_removes_its_container_and_image() {
         let fake = Fake::new().without_image().failing(Step::Start);
-        let got = probe(&fake, Platform::LinuxArm64, "t1", false).await.unwrap();
+        let got = probe(&fake, Platform::LinuxArm64, "t1", false)
+            .await
+            .unwrap();
         assert!(matches!(got, Probe::Cannot(_)), "{got:?}");
         let calls = fake.calls();
-        assert!(calls.contains(&"remove_container c1".to_string()), "{calls:?}");
-        assert!(calls.iter().any(|c| c.starts_with("remove_image")), "{calls:?}");
+        assert!(
+            calls.contains(&"remove_container c1".to_string()),
+            "{calls:?}"
+        );
+        assert!(
+            calls.iter().any(|c| c.starts_with("remove_image")),
+            "{calls:?}"
+        );
         // One that runs keeps its (content-addressed) image for the next run.
         let fake = Fake::new().without_image();
-        let got = probe(&fake, Platform::LinuxArm64, "t1", false).await.unwrap();
+        let got = probe(&fake, Platform::LinuxArm64, "t1", false)
+            .await
+            .unwrap();
         assert_eq!(got, Probe::Runs);
         assert!(!fake.calls().iter().any(|c| c.starts_with("remove_image")));
         assert!(fake.objects().is_empty());

@@ -16,8 +16,11 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
 
     // The files: each named by its digest and listed.
     let prefix = format!("{BLOBS_DIR}/");
-    let listed: BTreeMap<&str, &crate::receipt::Blob> =
-        receipt.blobs.iter().map(|b| (b.sha256.as_str(), b)).collect();
+    let listed: BTreeMap<&str, &crate::receipt::Blob> = receipt
+        .blobs
+        .iter()
+        .map(|b| (b.sha256.as_str(), b))
+        .collect();
     if listed.len() != receipt.blobs.len() {
         failures.push("the receipt lists a blob twice".into());
     }
@@ -81,7 +84,12 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             None,
             i.candidate_archive.name.clone(),
         );
-        add(&i.runner_sha256, BlobRole::Runner, None, layout::RUNNER_BIN.to_string());
+        add(
+            &i.runner_sha256,
+            BlobRole::Runner,
+            None,
+            layout::RUNNER_BIN.to_string(),
+        );
         add(
             &i.sentinel_sha256,
             BlobRole::Sentinel,
@@ -89,7 +97,12 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             layout::SENTINEL_BIN.to_string(),
         );
         for (machine, sha) in &i.witness_sha256 {
-            add(sha, BlobRole::Witness, Some(machine), layout::witness_bin(machine));
+            add(
+                sha,
+                BlobRole::Witness,
+                Some(machine),
+                layout::witness_bin(machine),
+            );
         }
     }
     implied.remove("");

@@ -7,9 +7,9 @@
 
 use super::{Checks, PlatformContext};
 use crate::archive;
+use crate::digest::{is_sha256_hex, sha256_hex};
 use crate::platform::elf_machine;
 use crate::receipt::blob_path;
-use crate::digest::{is_sha256_hex, sha256_hex};
 use crate::receipt::{PackManifest, PACK_MANIFEST_FILE};
 
 /// The binary the runner executes, relative to the archive root.
@@ -52,8 +52,7 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
         Ok(bytes) => match archive::read_archive(&inputs.candidate_archive.name, bytes) {
             Err(e) => archive_failures.push(format!("failed to {e}")),
             Ok(files) => {
-                let regenerated =
-                    archive::manifest(&inputs.candidate_archive.name, bytes, &files);
+                let regenerated = archive::manifest(&inputs.candidate_archive.name, bytes, &files);
                 if pack.as_ref().ok() != Some(&regenerated) {
                     archive_failures.push(format!(
                         "{} is not the manifest of the bundled archive's bytes",

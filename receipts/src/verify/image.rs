@@ -277,7 +277,10 @@ fn regenerate(p: &PlatformContext) -> Result<image::Image, Vec<String>> {
     let mut blob = |what: &str, sha: &str| match ctx.bytes(&blob_path(sha)) {
         Ok(bytes) => Some(bytes),
         Err(_) => {
-            failures.push(format!("the {what}'s bytes ({}) are not in the bundle", blob_path(sha)));
+            failures.push(format!(
+                "the {what}'s bytes ({}) are not in the bundle",
+                blob_path(sha)
+            ));
             None
         }
     };
@@ -357,7 +360,10 @@ fn elf_failures(platform: Platform, layer: &[u8]) -> Vec<String> {
             continue;
         };
         elves += 1;
-        let want = match path.strip_prefix(&witness_prefix).and_then(|r| r.split_once('/')) {
+        let want = match path
+            .strip_prefix(&witness_prefix)
+            .and_then(|r| r.split_once('/'))
+        {
             Some((dir, _)) => match Platform::from_machine(dir) {
                 Some(p) if p.machine() == dir => p,
                 _ => {
@@ -391,7 +397,11 @@ fn listing_difference(listed: &LayerManifest, regenerated: &LayerManifest) -> St
             listed.diff_id, regenerated.diff_id
         );
     }
-    let a: BTreeMap<&str, _> = listed.entries.iter().map(|e| (e.path.as_str(), e)).collect();
+    let a: BTreeMap<&str, _> = listed
+        .entries
+        .iter()
+        .map(|e| (e.path.as_str(), e))
+        .collect();
     let b: BTreeMap<&str, _> = regenerated
         .entries
         .iter()
@@ -465,7 +475,10 @@ mod tests {
             ("scopebox/witness/x86_64/scopebox-witness", elf(EM_X86_64)),
             ("scopebox/witness/aarch64/scopebox-witness", elf(EM_AARCH64)),
         ]);
-        assert_eq!(elf_failures(Platform::LinuxArm64, &good), Vec::<String>::new());
+        assert_eq!(
+            elf_failures(Platform::LinuxArm64, &good),
+            Vec::<String>::new()
+        );
         // The same layer is wrong for amd64: its runner is an aarch64 binary.
         let f = elf_failures(Platform::LinuxAmd64, &good);
         assert_eq!(f.len(), 1, "{f:?}");

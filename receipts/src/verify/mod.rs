@@ -30,8 +30,8 @@ pub use bundle::{Bundle, BundleError, BundleErrorKind};
 pub use execution::{cleanup_failures, completion_failures, lifecycle_failures};
 
 use crate::digest::sha256_hex;
-use crate::policy::BoundaryPolicy;
 use crate::platform::Platform;
+use crate::policy::BoundaryPolicy;
 use crate::receipt::{PlatformRun, Receipt, SCHEMA_VERSION};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -262,7 +262,10 @@ impl<'a> PlatformContext<'a> {
     }
 
     pub fn digest(&self, rel: &str) -> Option<&'a str> {
-        self.ctx.digests.get(self.path(rel).as_str()).map(String::as_str)
+        self.ctx
+            .digests
+            .get(self.path(rel).as_str())
+            .map(String::as_str)
     }
 
     /// Whether the bundle holds this platform-relative file.

@@ -46,13 +46,19 @@ pub(crate) fn check(ctx: &Context, options: &VerifyOptions, checks: &mut Checks)
     let mut missing = BTreeSet::new();
     for n in &receipt.not_covered {
         if ran.contains(&n.platform) {
-            failures.push(format!("{} is listed as run and as not covered", n.platform));
+            failures.push(format!(
+                "{} is listed as run and as not covered",
+                n.platform
+            ));
         }
         if !missing.insert(n.platform) {
             failures.push(format!("{} is listed twice as not covered", n.platform));
         }
         if n.reason.trim().is_empty() {
-            failures.push(format!("{} is not covered, with no reason given", n.platform));
+            failures.push(format!(
+                "{} is not covered, with no reason given",
+                n.platform
+            ));
         }
     }
     checks.record(
