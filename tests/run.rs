@@ -91,8 +91,7 @@ fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bundle
     };
     let per_platform = 5 * expected.len();
     assert!(
-        out.stderr.contains(&format!("cases passed — bundle"))
-            && out.stderr.contains(&format!("PASSED: ")),
+        out.stderr.contains("cases passed — bundle") && out.stderr.contains("PASSED: "),
         "{}",
         out.stderr
     );
