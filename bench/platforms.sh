@@ -15,7 +15,12 @@ runs=${1:-3}
 cargo build --quiet --release -p scopebox
 bin=target/release/scopebox
 work=$(mktemp -d /tmp/scopebox-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+cleanup() {
+  rm -rf "$work"
+  docker volume rm -f "scopebox-bench-$$-amd64" "scopebox-bench-$$-arm64" >/dev/null 2>&1 || true
+  docker image rm scopebox-bench-noop:amd64 scopebox-bench-noop:arm64 >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
 
 # The no-op images: one static ELF per architecture that exits 0 (the orchestrator's probe).
 python3 - "$work" <<'PY'
@@ -34,10 +39,27 @@ for arch, (machine, code) in codes.items():
         f.write(ehdr + phdr + code)
     os.chmod(f"{work}/{arch}/noop", 0o755)
 PY
-for arch in amd64 arm64; do
-  tar -C "$work/$arch" -c noop | docker import --platform "linux/$arch" \
-    --change 'ENTRYPOINT ["/noop"]' --change 'USER 1000:1000' - "scopebox-bench-noop:$arch" >/dev/null
-done
+# A docker-archive per architecture (`docker import` cannot set one on this engine).
+python3 - "$work" <<'PY'
+import hashlib, io, json, sys, tarfile
+work = sys.argv[1]
+for arch in ("amd64", "arm64"):
+    layer = io.BytesIO()
+    with tarfile.open(fileobj=layer, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        t.add(f"{work}/{arch}/noop", arcname="noop")
+    layer = layer.getvalue()
+    diff = "sha256:" + hashlib.sha256(layer).hexdigest()
+    config = json.dumps({"architecture": arch, "os": "linux",
+                         "config": {"Entrypoint": ["/noop"], "User": "1000:1000"},
+                         "rootfs": {"type": "layers", "diff_ids": [diff]}}).encode()
+    cid = hashlib.sha256(config).hexdigest()
+    manifest = json.dumps([{"Config": f"{cid}.json", "RepoTags": [f"scopebox-bench-noop:{arch}"],
+                            "Layers": ["layer/layer.tar"]}]).encode()
+    with tarfile.open(f"{work}/{arch}.tar", "w") as t:
+        for name, data in ((f"{cid}.json", config), ("layer/layer.tar", layer), ("manifest.json", manifest)):
+            info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+PY
+for arch in amd64 arm64; do docker load -q -i "$work/$arch.tar" >/dev/null; done
 
 floor() {
   local arch=$1 vol="scopebox-bench-$$-$arch"
@@ -77,4 +99,3 @@ measure floor-arm64 floor arm64
 measure amd64 run --platform linux/amd64
 measure arm64 run --platform linux/arm64
 measure both run
-for arch in amd64 arm64; do docker image rm "scopebox-bench-noop:$arch" >/dev/null; done
