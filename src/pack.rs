@@ -212,13 +212,12 @@ pub fn normalize_digest(given: &str) -> Result<String, PackError> {
 mod tests {
     use super::*;
 
+    /// A real (tiny) ELF of the machine `machine` names, or of an unknown one.
     fn elf(machine: u16) -> Vec<u8> {
-        let mut header = vec![0u8; 64];
-        header[..4].copy_from_slice(b"\x7fELF");
-        header[4] = 2;
-        header[5] = 1;
-        header[18..20].copy_from_slice(&machine.to_le_bytes());
-        header
+        match Platform::from_elf_machine(machine) {
+            Some(p) => crate::image::probe_elf(p, false),
+            None => crate::image::probe_elf(Platform::LinuxAmd64, true),
+        }
     }
 
     #[test]

@@ -326,27 +326,33 @@ fn a_failing_case_fails_the_run_with_exit_1_and_still_cleans_up() {
     assert!(labelled(&format!("scopebox.run={id}")).is_empty());
 }
 
+/// `scopebox run --out BUNDLE --matrix MATRIX --json EXTRA…` on an engine that, as far as the
+/// run can tell, cannot run linux/arm64: its probe is an ELF no kernel or emulator knows, which
+/// the engine answers exactly as it does a real arm64 binary without a binfmt handler (exec
+/// format error).
+fn run_without_arm64(bundle: &Path, matrix: &Path, extra: &[&str]) -> crate::support::Outcome {
+    let mut args = vec![
+        "run",
+        "--out",
+        bundle.to_str().unwrap(),
+        "--matrix",
+        matrix.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    scopebox(
+        &args,
+        &[(scopebox::run::UNRUNNABLE_FOR_TESTS_ENV, "linux/arm64")],
+    )
+}
+
 #[test]
 fn a_named_platform_the_engine_cannot_run_is_refused_before_anything_with_exit_4() {
     require_engine!();
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 2);
     let bundle = dir.path().join("bundle");
-    // The probe for arm64 uses an ELF no kernel or emulator knows: exactly what an engine
-    // without a binfmt handler answers for a real arm64 binary (exec format error).
-    let out = scopebox(
-        &[
-            "run",
-            "--out",
-            bundle.to_str().unwrap(),
-            "--matrix",
-            matrix.to_str().unwrap(),
-            "--platform",
-            "linux/arm64",
-            "--json",
-        ],
-        &[(scopebox::run::UNRUNNABLE_FOR_TESTS_ENV, "linux/arm64")],
-    );
+    let out = run_without_arm64(&bundle, &matrix, &["--platform", "linux/arm64"]);
     assert_eq!(out.code, 4, "{out:?}");
     assert!(out.stderr.contains("linux/arm64"), "{}", out.stderr);
     assert!(out.stderr.contains("qemu-user-static"), "{}", out.stderr);
@@ -378,17 +384,7 @@ fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cov
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 2);
     let bundle = dir.path().join("bundle");
-    let out = scopebox(
-        &[
-            "run",
-            "--out",
-            bundle.to_str().unwrap(),
-            "--matrix",
-            matrix.to_str().unwrap(),
-            "--json",
-        ],
-        &[(scopebox::run::UNRUNNABLE_FOR_TESTS_ENV, "linux/arm64")],
-    );
+    let out = run_without_arm64(&bundle, &matrix, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stderr

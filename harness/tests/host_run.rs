@@ -13,13 +13,14 @@ use scopebox_schema::evidence::{
 use scopebox_schema::judge;
 use scopebox_schema::matrix::{Case, Matrix};
 
-#[test]
-fn host_stable_shipped_cases_pass_against_the_real_mcpscope_and_replay() {
+/// The host-stable cases of the shipped claude-code matrix (and the matrix), or `None` (with a
+/// note) on a host with a real /etc/claude-code.
+fn host_stable_claude_code() -> Option<(Matrix, Vec<Case>)> {
     if std::path::Path::new("/etc/claude-code").exists() {
         eprintln!(
             "skipped: this host has /etc/claude-code; the managed source would not be missing"
         );
-        return;
+        return None;
     }
     let full = shipped("claude-code.json");
     let cases: Vec<Case> = full
@@ -30,6 +31,14 @@ fn host_stable_shipped_cases_pass_against_the_real_mcpscope_and_replay() {
         .filter(|c| host_stable(c, &["/etc/claude-code"], &["/path", "/container"]))
         .cloned()
         .collect();
+    Some((full, cases))
+}
+
+#[test]
+fn host_stable_shipped_cases_pass_against_the_real_mcpscope_and_replay() {
+    let Some((full, cases)) = host_stable_claude_code() else {
+        return;
+    };
     assert!(cases.len() >= 15, "only {} host-stable cases", cases.len());
     let matrix = Matrix { cases, ..full };
     let (_dir, l) = layout(&mcpscope_bin());
@@ -79,19 +88,9 @@ fn host_stable_shipped_cases_pass_against_the_real_mcpscope_and_replay() {
 /// into the next (a leftover fixture, a marker, a straggler) would show up here.
 #[test]
 fn each_case_leaves_the_same_evidence_whatever_order_the_cases_run_in() {
-    if std::path::Path::new("/etc/claude-code").exists() {
-        eprintln!(
-            "skipped: this host has /etc/claude-code; the managed source would not be missing"
-        );
+    let Some((full, cases)) = host_stable_claude_code() else {
         return;
-    }
-    let full = shipped("claude-code.json");
-    let cases: Vec<Case> = full
-        .cases
-        .iter()
-        .filter(|c| host_stable(c, &["/etc/claude-code"], &["/path", "/container"]))
-        .cloned()
-        .collect();
+    };
     let forward = Matrix {
         cases: cases.clone(),
         ..full.clone()

@@ -929,12 +929,7 @@ mod tests {
     }
 
     fn candidate(platform: Platform) -> Candidate {
-        let mut elf = vec![0u8; 64];
-        elf[..4].copy_from_slice(b"\x7fELF");
-        elf[4] = 2;
-        elf[5] = 1;
-        elf[18..20].copy_from_slice(&platform.elf_machine().to_le_bytes());
-        Candidate::from_binary(platform, elf)
+        Candidate::from_binary(platform, image::probe_elf(platform, false))
     }
 
     #[test]
