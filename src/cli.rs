@@ -1,5 +1,5 @@
 //! The command line (clap derive) and the dispatch of each subcommand: `pack`, `run`, `sweep`,
-//! `keygen`, `sign`. Each command reports progress on stderr and, with `--json`, one machine
+//! `keygen`, `sign`, `native` (its arguments live in `native`). Each command reports progress on stderr and, with `--json`, one machine
 //! summary object on stdout — nothing else ever goes to stdout. Exit codes are `exit`'s.
 
 use crate::exit::{CommandError, Outcome, USAGE};
@@ -36,6 +36,8 @@ pub enum Command {
     Keygen(KeygenArgs),
     /// Sign a receipt bundle: writes BUNDLE/receipt.dsse.json (DSSE over an in-toto statement)
     Sign(SignArgs),
+    /// The pinned native reference clients: `fetch` them into the cache, or re-resolve the `lock`
+    Native(crate::native::NativeArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -185,6 +187,7 @@ pub fn run(cli: Cli) -> Result<Outcome, CommandError> {
             Command::Sweep(args) => sweep(args).await,
             Command::Keygen(args) => keygen(args),
             Command::Sign(args) => sign(args),
+            Command::Native(args) => crate::native::run(args).await,
         }
     })
 }

@@ -5,7 +5,7 @@
 //! |------|---------|
 //! | 0    | success: every case passed, both controls behaved, the boundary was met, cleanup done |
 //! | 1    | the run (or a command) failed: a case, control, boundary check, build or engine step (including an engine call that did not answer within 120 s) |
-//! | 2    | usage: bad arguments, a non-empty `--out`, a refused candidate (digest mismatch), an invalid matrix — nothing was run |
+//! | 2    | usage: bad arguments, a non-empty `--out`, a refused candidate (digest mismatch), an invalid matrix — nothing was run; for `native`: a refused pinned input (digest mismatch, missing member, version no longer served, corrupt cache entry, `--offline` miss, invalid lock) |
 //! | 3    | the Docker engine is unreachable, or did not answer its first ping within 120 s (the hint names the address tried) |
 //! | 4    | a platform named with `--platform` (or by a `--candidate`) cannot run on this engine (no emulator / binfmt handler: exec format error); probed before anything is built, nothing left behind |
 //! | 124  | the deadline passed; the container was killed, its evidence still exported |
@@ -20,6 +20,7 @@
 use crate::boundary::BoundaryError;
 use crate::engine::{EngineError, EngineErrorKind};
 use crate::image::ImageError;
+use crate::native::NativeError;
 use crate::pack::PackError;
 use crate::receipt::ReceiptError;
 use crate::toolchain::BuildError;
@@ -89,6 +90,8 @@ pub enum CommandError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    #[error(transparent)]
+    Native(#[from] NativeError),
     #[error("start the async runtime")]
     Runtime(#[source] std::io::Error),
     #[error("run {platform}: {reason}")]
@@ -119,6 +122,7 @@ impl CommandError {
             | CommandError::MatrixInvalid { .. } => USAGE,
             CommandError::Pack(e) if e.is_refusal() => USAGE,
             CommandError::Receipt(e) if e.is_refusal() => USAGE,
+            CommandError::Native(e) if e.is_refusal() => USAGE,
             CommandError::EngineUnreachable { .. } => ENGINE_UNREACHABLE,
             CommandError::PlatformUnavailable { .. } => PLATFORM_UNAVAILABLE,
             CommandError::Engine(e) if e.kind == EngineErrorKind::Unreachable => ENGINE_UNREACHABLE,
@@ -153,6 +157,7 @@ impl CommandError {
                 "check it with: cargo run -p scopebox-harness --bin scopebox-runner -- check-matrix FILE"
                     .into(),
             ),
+            CommandError::Native(e) => e.hint(),
             _ => None,
         }
     }

@@ -10,6 +10,7 @@ pub mod engine;
 pub mod evidence;
 pub mod exit;
 pub mod image;
+pub mod native;
 pub mod pack;
 pub mod progress;
 pub mod receipt;

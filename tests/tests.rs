@@ -24,3 +24,8 @@ mod interrupt;
 
 // `scopebox sweep` and the start-of-run sweep: leftovers of dead runs go, live runs stay.
 mod sweep;
+
+// `scopebox native fetch` / `native lock` refusals decided from the lock and cache alone
+// (an offline miss, a tampered cache entry, an invalid lock, an unknown platform): exit 2
+// and one JSON object, no network.
+mod native;

@@ -33,5 +33,8 @@ fn fire(marker: &std::path::Path) -> std::io::Result<()> {
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    writeln!(file, "pid={} argv={:?}", std::process::id(), argv)
+    // One write(2) per firing: with O_APPEND, sentinels fired at once (a client starting several
+    // servers) never interleave their lines.
+    let line = format!("pid={} argv={:?}\n", std::process::id(), argv);
+    file.write_all(line.as_bytes())
 }
