@@ -5,8 +5,9 @@
 //! auto-remove. It also names and labels the run's objects. It never checks the policy (that is
 //! `scopebox_schema::policy`) and never talks to the engine.
 
-use crate::engine::{Labels, KEEP_LABEL, OWNER_LABEL, RUN_LABEL};
+use crate::engine::{Labels, KEEP_LABEL, LANE_LABEL, OWNER_LABEL, RUN_LABEL};
 use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType};
+use scopebox_schema::platform::Platform;
 use scopebox_schema::policy::BoundaryPolicy;
 use std::path::{Path, PathBuf};
 
@@ -41,12 +42,16 @@ pub fn load_policy(root: &Path) -> Result<(BoundaryPolicy, Vec<u8>), BoundaryErr
     Ok((policy, bytes))
 }
 
-/// The names of one run's objects.
+/// The names of one run's objects (of one platform, when several run at once).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Names {
     pub run_id: String,
     pub container: String,
     pub volume: String,
+    /// What the final sweep lists: `scopebox.run=<id>` for a single-platform plan,
+    /// `scopebox.lane=<id>-<arch>` per platform, so one platform's cleanup never removes
+    /// another's container while it still runs.
+    pub sweep_label: String,
 }
 
 impl Names {
@@ -55,8 +60,25 @@ impl Names {
             run_id: run_id.to_string(),
             container: format!("scopebox-{run_id}"),
             volume: format!("scopebox-{run_id}-evidence"),
+            sweep_label: format!("{RUN_LABEL}={run_id}"),
         }
     }
+
+    /// The names of `platform`'s container and volume in run `run_id`.
+    pub fn for_platform(run_id: &str, platform: Platform) -> Names {
+        let arch = platform.oci_architecture();
+        Names {
+            run_id: run_id.to_string(),
+            container: format!("scopebox-{run_id}-{arch}"),
+            volume: format!("scopebox-{run_id}-{arch}-evidence"),
+            sweep_label: format!("{LANE_LABEL}={}", lane(run_id, platform)),
+        }
+    }
+}
+
+/// `<run id>-<arch>`: the value of `LANE_LABEL` on a platform's objects.
+pub fn lane(run_id: &str, platform: Platform) -> String {
+    format!("{run_id}-{}", platform.oci_architecture())
 }
 
 /// A run id unique on this host: start time in milliseconds and our pid.
@@ -91,12 +113,32 @@ pub fn labels(run_id: &str, keep_on_failure: bool) -> Labels {
     labels
 }
 
+/// The labels of one platform's container and volume: the run's, plus its lane.
+pub fn platform_labels(run_id: &str, platform: Platform, keep_on_failure: bool) -> Labels {
+    let mut labels = labels(run_id, keep_on_failure);
+    labels.insert(LANE_LABEL.to_string(), lane(run_id, platform));
+    labels
+}
+
 /// The create request: the policy, the image, the volume, the labels, nothing more.
 pub fn create_body(
     policy: &BoundaryPolicy,
     image_id: &str,
     volume: &str,
     labels: &Labels,
+) -> ContainerCreateBody {
+    create_body_for(policy, image_id, volume, labels, None)
+}
+
+/// The create request of an evidence container that is told the engine's machine
+/// (`layout::ENGINE_MACHINE_ENV`): the runner picks the native witness by it. Environment, not
+/// image content: the image stays the same on every host.
+pub fn create_body_for(
+    policy: &BoundaryPolicy,
+    image_id: &str,
+    volume: &str,
+    labels: &Labels,
+    engine_machine: Option<&str>,
 ) -> ContainerCreateBody {
     let host = HostConfig {
         network_mode: Some(policy.network_mode.clone()),
@@ -124,6 +166,12 @@ pub fn create_body(
     };
     ContainerCreateBody {
         image: Some(image_id.to_string()),
+        env: engine_machine.map(|m| {
+            vec![format!(
+                "{}={m}",
+                scopebox_schema::layout::ENGINE_MACHINE_ENV
+            )]
+        }),
         user: Some(policy.user.clone()),
         labels: Some(labels.clone().into_iter().collect()),
         tty: Some(false),

@@ -4,8 +4,9 @@
 
 use crate::exit::{CommandError, Outcome, USAGE};
 use crate::pack::Candidate;
-use crate::toolchain::{build_static, read_bin, workspace_root};
+use crate::toolchain::workspace_root;
 use clap::{Args, Parser, Subcommand};
+use scopebox_schema::platform::Platform;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,7 +16,7 @@ use std::process::ExitCode;
     version,
     about = "Evidence harness for mcpscope: pack, run the fixture matrix in a locked-down container, write a receipt bundle",
     after_help = "Exit codes: 0 success; 1 a case, control, boundary check or step failed; 2 usage or refused input; \
-3 Docker engine unreachable; 124 deadline passed; 130 interrupted. \
+3 Docker engine unreachable; 4 a platform named with --platform cannot run on this engine; 124 deadline passed; 130 interrupted. \
 Every Docker engine call except the container wait has its own 120 s limit."
 )]
 pub struct Cli {
@@ -41,29 +42,52 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args)]
 pub struct CandidateArgs {
-    /// Test this existing candidate archive instead of packing one
+    /// Test this existing candidate archive instead of packing one (repeat it with one
+    /// --expect-sha256 each, one archive per platform; its platform is its binary's)
     #[arg(long, value_name = "FILE", requires = "expect_sha256")]
-    pub candidate: Option<PathBuf>,
-    /// The candidate's sha256; a mismatch is refused before anything else happens
+    pub candidate: Vec<PathBuf>,
+    /// The candidate's sha256, in the order of --candidate; a mismatch is refused before
+    /// anything else happens
     #[arg(long, value_name = "HEX", requires = "candidate")]
-    pub expect_sha256: Option<String>,
+    pub expect_sha256: Vec<String>,
 }
 
 impl CandidateArgs {
-    /// Read and vet the given candidate, if any. Called first, before anything else.
-    pub fn load(&self) -> Result<Option<Candidate>, CommandError> {
-        match (&self.candidate, &self.expect_sha256) {
-            (Some(path), Some(hex)) => Ok(Some(Candidate::from_file(path, hex)?)),
-            _ => Ok(None),
+    /// Read and vet the given candidates, if any. Called first, before anything else.
+    pub fn load(&self) -> Result<Vec<Candidate>, CommandError> {
+        if self.candidate.len() != self.expect_sha256.len() {
+            return Err(CommandError::Usage(format!(
+                "{} --candidate archive(s) but {} --expect-sha256 digest(s): give one digest per archive",
+                self.candidate.len(),
+                self.expect_sha256.len()
+            )));
         }
+        self.candidate
+            .iter()
+            .zip(&self.expect_sha256)
+            .map(|(path, hex)| Ok(Candidate::from_file(path, hex)?))
+            .collect()
     }
+}
+
+/// `--platform linux/amd64|linux/arm64`.
+fn parse_platform(text: &str) -> Result<Platform, String> {
+    Platform::parse(text).ok_or_else(|| {
+        format!(
+            "unknown platform {text:?}; expected one of {}",
+            Platform::ALL.map(|p| p.name()).join(", ")
+        )
+    })
 }
 
 #[derive(Debug, Args)]
 pub struct PackArgs {
-    /// Directory for the archive and pack-manifest.json
+    /// Directory for the archive(s) and pack manifest(s)
     #[arg(long, value_name = "DIR", default_value = "out/pack")]
     pub out: PathBuf,
+    /// Pack for this platform (repeatable) [default: linux/amd64 and linux/arm64]
+    #[arg(long, value_name = "OS/ARCH", value_parser = parse_platform)]
+    pub platform: Vec<Platform>,
     #[command(flatten)]
     pub candidate: CandidateArgs,
     /// Print a JSON summary on stdout
@@ -76,6 +100,10 @@ pub struct RunArgs {
     /// The receipt bundle directory (new or empty) [default: out/runs/<run id> in the workspace]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Run on this platform (repeatable); a platform named here must run, or the run is refused
+    /// with exit 4 [default: linux/amd64 and linux/arm64 where the engine can run them]
+    #[arg(long, value_name = "OS/ARCH", value_parser = parse_platform)]
+    pub platform: Vec<Platform>,
     #[command(flatten)]
     pub candidate: CandidateArgs,
     /// A fixture matrix file; repeat to run several as one matrix (cases in order, canaries
@@ -141,7 +169,21 @@ pub fn run(cli: Cli) -> Result<Outcome, CommandError> {
     runtime.block_on(async move {
         match cli.command {
             Command::Pack(args) => pack(args).await,
-            Command::Run(args) => crate::run::evidence_run(args).await,
+            Command::Run(args) => {
+                let json = args.json;
+                let result = crate::run::evidence_run(args).await;
+                if let (true, Err(e)) = (json, &result) {
+                    // `--json` answers on this path too: one object, then the usual stderr.
+                    let summary = serde_json::json!({
+                        "outcome": "error",
+                        "exitCode": e.code(),
+                        "error": crate::exit::render(e),
+                        "hint": e.hint(),
+                    });
+                    println!("{summary}");
+                }
+                result
+            }
             Command::Sweep(args) => sweep(args).await,
             Command::Keygen(args) => keygen(args),
             Command::Sign(args) => sign(args),
@@ -152,43 +194,59 @@ pub fn run(cli: Cli) -> Result<Outcome, CommandError> {
 
 async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
     let given = args.candidate.load()?;
+    let selection = crate::run::select_platforms(&args.platform, &given)?;
     let work = async {
-        let candidate = match given {
-            Some(c) => c,
-            None => {
-                let root = workspace_root();
-                eprintln!(
-                    "scopebox: building mcpscope (static, {})",
-                    crate::toolchain::TARGET
-                );
-                build_static(&root, &["mcpscope"]).await?;
-                Candidate::from_binary(read_bin(&root, "mcpscope")?)
-            }
-        };
-        let path = candidate.write_to(&args.out)?;
-        Ok::<_, CommandError>((candidate, path))
+        let root = workspace_root();
+        let mut packed = Vec::new();
+        let mut given = given;
+        for platform in &selection.platforms {
+            let candidate = match given.iter().position(|c| c.platform == *platform) {
+                Some(i) => given.swap_remove(i),
+                None => {
+                    eprintln!(
+                        "scopebox: building mcpscope for {platform} (static, {})",
+                        platform.rust_target()
+                    );
+                    crate::pack::build_candidate(&root, *platform).await?
+                }
+            };
+            packed.push(candidate);
+        }
+        let several = packed.len() > 1;
+        let mut written = Vec::new();
+        for candidate in packed {
+            let manifest = crate::pack::manifest_name(candidate.platform, several);
+            let path = candidate.write_to(&args.out, &manifest)?;
+            written.push((candidate, path, args.out.join(manifest)));
+        }
+        Ok::<_, CommandError>(written)
     };
-    let (candidate, path) = tokio::select! {
+    let written = tokio::select! {
         done = work => done?,
         _ = tokio::signal::ctrl_c() => return Ok(Outcome::Interrupted),
     };
-    let m = &candidate.manifest;
-    eprintln!(
-        "scopebox: packed {} ({} bytes, {} file(s)) sha256 {}",
-        path.display(),
-        m.archive_size,
-        m.runtime.len(),
-        m.archive.sha256
-    );
-    if args.json {
-        let summary = serde_json::json!({
+    let mut summaries = Vec::new();
+    for (candidate, path, manifest) in &written {
+        let m = &candidate.manifest;
+        eprintln!(
+            "scopebox: packed {} for {} ({} bytes, {} file(s)) sha256 {}",
+            path.display(),
+            candidate.platform,
+            m.archive_size,
+            m.runtime.len(),
+            m.archive.sha256
+        );
+        summaries.push(serde_json::json!({
+            "platform": candidate.platform,
             "archive": path,
             "sha256": m.archive.sha256,
             "size": m.archive_size,
             "runtimeManifestSha256": m.runtime_manifest_sha256,
-            "packManifest": args.out.join(crate::pack::PACK_MANIFEST_NAME),
-        });
-        println!("{summary}");
+            "packManifest": manifest,
+        }));
+    }
+    if args.json {
+        println!("{}", serde_json::json!({ "archives": summaries }));
     }
     Ok(Outcome::Passed)
 }

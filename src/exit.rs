@@ -7,6 +7,7 @@
 //! | 1    | the run (or a command) failed: a case, control, boundary check, build or engine step (including an engine call that did not answer within 120 s) |
 //! | 2    | usage: bad arguments, a non-empty `--out`, a refused candidate (digest mismatch), an invalid matrix — nothing was run; for `native`: a refused pinned input (digest mismatch, missing member, version no longer served, corrupt cache entry, `--offline` miss, invalid lock) |
 //! | 3    | the Docker engine is unreachable, or did not answer its first ping within 120 s (the hint names the address tried) |
+//! | 4    | a platform named with `--platform` (or by a `--candidate`) cannot run on this engine (no emulator / binfmt handler: exec format error); probed before anything is built, nothing left behind |
 //! | 124  | the deadline passed; the container was killed, its evidence still exported |
 //! | 130  | interrupted by Ctrl-C; container and volume removed |
 //!
@@ -30,6 +31,7 @@ pub const SUCCESS: u8 = 0;
 pub const FAILURE: u8 = 1;
 pub const USAGE: u8 = 2;
 pub const ENGINE_UNREACHABLE: u8 = 3;
+pub const PLATFORM_UNAVAILABLE: u8 = 4;
 pub const DEADLINE: u8 = 124;
 pub const INTERRUPTED: u8 = 130;
 
@@ -92,6 +94,11 @@ pub enum CommandError {
     Native(#[from] NativeError),
     #[error("start the async runtime")]
     Runtime(#[source] std::io::Error),
+    #[error("run {platform}: {reason}")]
+    PlatformUnavailable {
+        platform: scopebox_schema::platform::Platform,
+        reason: String,
+    },
 }
 
 impl CommandError {
@@ -117,6 +124,7 @@ impl CommandError {
             CommandError::Receipt(e) if e.is_refusal() => USAGE,
             CommandError::Native(e) if e.is_refusal() => USAGE,
             CommandError::EngineUnreachable { .. } => ENGINE_UNREACHABLE,
+            CommandError::PlatformUnavailable { .. } => PLATFORM_UNAVAILABLE,
             CommandError::Engine(e) if e.kind == EngineErrorKind::Unreachable => ENGINE_UNREACHABLE,
             _ => FAILURE,
         }
@@ -138,10 +146,13 @@ impl CommandError {
             CommandError::Receipt(e) if e.is_refusal() => {
                 Some("pass a new or empty directory to --out; bundles are never overwritten".into())
             }
-            CommandError::Build(_) => Some(
-                "build it yourself to see the compiler's errors: cargo build --release --locked -p mcpscope -p scopebox-harness"
-                    .into(),
-            ),
+            CommandError::Build(e) => Some(e.hint().unwrap_or_else(|| {
+                "build it yourself to see the compiler's errors: cargo build --profile static --locked -p mcpscope".into()
+            })),
+            CommandError::PlatformUnavailable { platform, .. } => Some(format!(
+                "as root: .ci/setup-emulation (Debian: apt-get install qemu-user-static; mount binfmt_misc; register {} with the F flag), or leave out --platform {platform} to run only what this engine can",
+                platform.machine()
+            )),
             CommandError::MatrixInvalid { .. } | CommandError::MatrixParse { .. } => Some(
                 "check it with: cargo run -p scopebox-harness --bin scopebox-runner -- check-matrix FILE"
                     .into(),
@@ -205,6 +216,11 @@ mod tests {
         assert_eq!(code(&Ok(Outcome::TimedOut)), 124);
         assert_eq!(code(&Ok(Outcome::Interrupted)), 130);
         assert_eq!(code(&Err(CommandError::Usage("x".into()))), 2);
+        let unavailable = CommandError::PlatformUnavailable {
+            platform: scopebox_schema::platform::Platform::LinuxArm64,
+            reason: "exec format error".into(),
+        };
+        assert_eq!(code(&Err(unavailable)), 4);
         let unreachable = CommandError::from_ping(
             "unix:///nonexistent.sock",
             EngineError::new("reach", EngineErrorKind::Unreachable),

@@ -1,13 +1,16 @@
-//! Writing the receipt bundle (`contracts/receipt-v1.md`): `inputs/` (pack manifest, the matrix
-//! and policy as run, the image config's exact bytes, the layer manifest), `outer/` (the
-//! engine's container and image inspections as received, the execution status), `evidence/`
-//! (extracted by `evidence`), and `receipt.json` binding every other file by sha256. Verdicts,
-//! both controls, the boundary, the execution status and the cleanup are judged with the rules
-//! the verifier uses (`scopebox_schema::judge`, `::policy`, `::verify`), never with a copy of
-//! them, and the verdicts must agree with the runner's. It never talks to the engine and never
-//! overwrites a non-empty directory.
+//! Writing the receipt bundle (`docs/receipt-v2.md`): the shared `inputs/` (the matrix, policy
+//! and recipe as run, and `inputs/blobs/<sha256>` — every byte the layers are made of), and per
+//! platform `platforms/<os>-<arch>/` with its `inputs/` (pack manifest, the image config's exact
+//! bytes, the layer manifest), `outer/` (the engine's container and image inspections as
+//! received, the execution status) and `evidence/` (extracted by `evidence`); then
+//! `receipt.json` binding every other file by sha256. Verdicts, controls, the boundary, the
+//! execution status and the cleanup are judged with the rules the verifier uses
+//! (`scopebox_schema::judge`, `::policy`, `::verify`), never with a copy of them, and the
+//! verdicts must agree with the runner's. It never talks to the engine and never overwrites a
+//! non-empty directory.
 
 use crate::image::Image;
+use crate::pack::Candidate;
 use crate::run::Record;
 use scopebox_receipts::verify::{cleanup_failures, completion_failures};
 use scopebox_schema::digest::{sha256_file, sha256_hex};
@@ -20,12 +23,14 @@ use scopebox_schema::evidence::{
 };
 use scopebox_schema::judge;
 use scopebox_schema::matrix::Matrix;
+use scopebox_schema::platform::Platform;
 use scopebox_schema::policy::{check_applied, check_observed, BoundaryPolicy};
 use scopebox_schema::receipt::{
-    BoundaryRecord, CaseEntry, CaseSummary, Durations, Execution, Inputs, PackManifest, Receipt,
-    Tool, CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR, EXECUTION_FILE, IMAGE_CONFIG_FILE,
-    IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE, POLICY_FILE,
-    RECEIPT_FILE,
+    blob_path, platform_dir, Blob, BlobRole, BlobUse, BoundaryRecord, CaseEntry, CaseSummary,
+    Durations, Execution, MatrixRef, NotCovered, OverallSummary, PlatformInputs, PlatformRun,
+    Receipt, Tool, CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR, EXECUTION_FILE,
+    IMAGE_CONFIG_FILE, IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE,
+    POLICY_FILE, RECEIPT_FILE, RECIPE_FILE, SCHEMA_VERSION,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,6 +62,27 @@ impl ReceiptError {
             self,
             ReceiptError::NotEmpty { .. } | ReceiptError::NotDir { .. }
         )
+    }
+}
+
+/// Refuse a non-empty or non-directory `dir` without creating anything: nothing is left
+/// behind by a run refused before it has something to put in its bundle.
+pub fn check_dir(dir: &Path) -> Result<(), ReceiptError> {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => match entries.next() {
+            Some(_) => Err(ReceiptError::NotEmpty {
+                path: dir.to_path_buf(),
+            }),
+            None => Ok(()),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(ReceiptError::NotDir {
+            path: dir.to_path_buf(),
+        }),
+        Err(source) => Err(ReceiptError::Read {
+            path: dir.to_path_buf(),
+            source,
+        }),
     }
 }
 
@@ -105,33 +131,124 @@ fn pretty<T: serde::Serialize>(value: &T) -> Vec<u8> {
     bytes
 }
 
-/// Everything the run was made of.
-pub struct RunInputs<'a> {
-    pub pack_manifest: &'a PackManifest,
+/// What every platform of the run shares.
+pub struct SharedInputs<'a> {
     pub matrix: &'a Matrix,
     pub matrix_bytes: &'a [u8],
     pub policy: &'a BoundaryPolicy,
     pub policy_bytes: &'a [u8],
-    pub image: &'a Image,
-    pub runner_sha256: String,
-    pub sentinel_sha256: String,
+    pub recipe_bytes: &'a [u8],
 }
 
-/// `inputs/`: written before the container starts, so even a failed run documents them.
-pub fn write_inputs(dir: &Path, inputs: &RunInputs) -> Result<(), ReceiptError> {
-    write_file(
-        dir,
-        PACK_MANIFEST_FILE,
-        &crate::pack::manifest_json(inputs.pack_manifest),
-    )?;
-    write_file(dir, MATRIX_FILE, inputs.matrix_bytes)?;
-    write_file(dir, POLICY_FILE, inputs.policy_bytes)?;
-    write_file(dir, IMAGE_CONFIG_FILE, &inputs.image.config)?;
-    write_file(
-        dir,
-        LAYER_MANIFEST_FILE,
-        &pretty(&inputs.image.layer_manifest),
-    )
+/// What one platform's image was made of.
+pub struct PlatformInputsOf<'a> {
+    pub platform: Platform,
+    pub candidate: &'a Candidate,
+    pub runner: &'a [u8],
+    pub sentinel: &'a [u8],
+    /// (machine, bytes) of every witness binary in the image.
+    pub witnesses: &'a [(String, Vec<u8>)],
+    pub image: &'a Image,
+}
+
+impl PlatformInputsOf<'_> {
+    fn record(&self) -> PlatformInputs {
+        PlatformInputs {
+            candidate_archive: self.candidate.manifest.archive.clone(),
+            runtime_manifest_sha256: self.candidate.manifest.runtime_manifest_sha256.clone(),
+            runner_sha256: sha256_hex(self.runner),
+            sentinel_sha256: sha256_hex(self.sentinel),
+            witness_sha256: self
+                .witnesses
+                .iter()
+                .map(|(m, b)| (m.clone(), sha256_hex(b)))
+                .collect(),
+            image_id: self.image.id.clone(),
+            image_config_sha256: sha256_hex(&self.image.config),
+            layer_diff_ids: vec![self.image.diff_id.clone()],
+        }
+    }
+}
+
+/// The shared `inputs/` and every platform's `inputs/`, with the blobs: written before any
+/// container starts, so even a failed run documents them. Returns the receipt's blob index.
+pub fn write_inputs(
+    dir: &Path,
+    shared: &SharedInputs,
+    platforms: &[PlatformInputsOf],
+) -> Result<Vec<Blob>, ReceiptError> {
+    write_file(dir, MATRIX_FILE, shared.matrix_bytes)?;
+    write_file(dir, POLICY_FILE, shared.policy_bytes)?;
+    write_file(dir, RECIPE_FILE, shared.recipe_bytes)?;
+    let mut blobs: BTreeMap<String, (u64, Vec<BlobUse>)> = BTreeMap::new();
+    for p in platforms {
+        let pdir = platform_dir(p.platform);
+        let mut blob = |bytes: &[u8], role, machine: Option<&str>, name: String| {
+            let sha = sha256_hex(bytes);
+            let entry = blobs
+                .entry(sha.clone())
+                .or_insert_with(|| (bytes.len() as u64, Vec::new()));
+            entry.1.push(BlobUse {
+                role,
+                platform: p.platform,
+                machine: machine.map(str::to_string),
+                name,
+            });
+            (sha, bytes.to_vec())
+        };
+        let mut files = vec![
+            blob(
+                &p.candidate.bytes,
+                BlobRole::CandidateArchive,
+                None,
+                p.candidate.name.clone(),
+            ),
+            blob(
+                p.runner,
+                BlobRole::Runner,
+                None,
+                scopebox_schema::layout::RUNNER_BIN.to_string(),
+            ),
+            blob(
+                p.sentinel,
+                BlobRole::Sentinel,
+                None,
+                scopebox_schema::layout::SENTINEL_BIN.to_string(),
+            ),
+        ];
+        for (machine, bytes) in p.witnesses {
+            files.push(blob(
+                bytes,
+                BlobRole::Witness,
+                Some(machine),
+                scopebox_schema::layout::witness_bin(machine),
+            ));
+        }
+        for (sha, bytes) in files {
+            let path = blob_path(&sha);
+            if !dir.join(&path).exists() {
+                write_file(dir, &path, &bytes)?;
+            }
+        }
+        write_file(
+            dir,
+            &format!("{pdir}/{PACK_MANIFEST_FILE}"),
+            &crate::pack::manifest_json(&p.candidate.manifest),
+        )?;
+        write_file(dir, &format!("{pdir}/{IMAGE_CONFIG_FILE}"), &p.image.config)?;
+        write_file(
+            dir,
+            &format!("{pdir}/{LAYER_MANIFEST_FILE}"),
+            &pretty(&p.image.layer_manifest),
+        )?;
+    }
+    Ok(blobs
+        .into_iter()
+        .map(|(sha256, (size, mut uses))| {
+            uses.sort();
+            Blob { sha256, size, uses }
+        })
+        .collect())
 }
 
 /// `outer/execution.json` from the lifecycle record.
@@ -169,7 +286,8 @@ pub fn execution(rec: &Record, deadline_secs: u64, pack_ms: u64, image_ms: u64) 
     }
 }
 
-/// `outer/`: the inspections exactly as the engine sent them, and the execution status.
+/// A platform's `outer/`: the inspections exactly as the engine sent them, and the execution
+/// status. `dir` is the platform's directory.
 pub fn write_outer(dir: &Path, rec: &Record, execution: &Execution) -> Result<(), ReceiptError> {
     if let Some(doc) = &rec.container_inspect {
         write_file(dir, CONTAINER_INSPECT_FILE, doc)?;
@@ -201,15 +319,23 @@ pub struct Times {
     pub finished: SystemTime,
 }
 
-/// Judge the extracted evidence, write `receipt.json` (last: it lists every other file).
-pub fn finish(
-    dir: &Path,
-    run_id: &str,
-    inputs: &RunInputs,
+/// What the engine said about itself, as the receipt records it per platform.
+pub struct EngineFacts<'a> {
+    pub architecture: &'a str,
+}
+
+/// Judge one platform's extracted evidence (below `bundle/platforms/<os>-<arch>/`) and write its
+/// `outer/execution.json`; returns its receipt section and the conclusion.
+pub fn judge_platform(
+    bundle: &Path,
+    shared: &SharedInputs,
+    inputs: &PlatformInputsOf,
+    engine: &EngineFacts,
     rec: &Record,
     execution: Execution,
-    times: &Times,
-) -> Result<(Receipt, Conclusion), ReceiptError> {
+) -> Result<(PlatformRun, Conclusion), ReceiptError> {
+    let pdir = platform_dir(inputs.platform);
+    let dir = bundle.join(&pdir);
     let evidence = dir.join(EVIDENCE_DIR);
     let mut problems: Vec<String> = rec.errors.clone();
     problems.extend(completion_failures(&execution));
@@ -221,12 +347,12 @@ pub fn finish(
         .as_deref()
         .map(serde_json::from_slice::<serde_json::Value>)
     {
-        Some(Ok(doc)) => check_applied(inputs.policy, &doc),
+        Some(Ok(doc)) => check_applied(shared.policy, &doc),
         Some(Err(e)) => vec![format!("container-inspect: not JSON ({e})")],
         None => vec!["container-inspect: missing".to_string()],
     };
     let observed_failures = match &observed {
-        Some(obs) => check_observed(inputs.policy, obs),
+        Some(obs) => check_observed(shared.policy, obs),
         None => vec![format!(
             "inner-boundary: evidence/{BOUNDARY_FILE} missing or unreadable"
         )],
@@ -237,10 +363,19 @@ pub fn finish(
     for f in observed_failures.iter() {
         problems.push(format!("boundary as observed: {f}"));
     }
+    if let Some(obs) = &observed {
+        if obs.machine != inputs.platform.machine() {
+            problems.push(format!(
+                "the runner saw machine {:?}, not {}",
+                obs.machine,
+                inputs.platform.machine()
+            ));
+        }
+    }
 
     let controls: Controls = match read_json(&evidence.join(CONTROLS_FILE)) {
         Some(c) => {
-            problems.extend(control_record_problems(&evidence, inputs.matrix, &c));
+            problems.extend(control_record_problems(&evidence, shared.matrix, &c));
             c
         }
         None => {
@@ -253,9 +388,9 @@ pub fn finish(
     problems.extend(judge::control_failures(&controls));
 
     // Cases: the runner's verdict, re-derived from the raw captures; both must pass and agree.
-    let mut cases = Vec::with_capacity(inputs.matrix.cases.len());
+    let mut cases = Vec::with_capacity(shared.matrix.cases.len());
     let mut passed = 0usize;
-    for case in &inputs.matrix.cases {
+    for case in &shared.matrix.cases {
         let case_dir = evidence.join(CASES_DIR).join(&case.id);
         let stdout = std::fs::read(case_dir.join(STDOUT_FILE)).ok();
         let stderr = std::fs::read(case_dir.join(STDERR_FILE)).ok();
@@ -266,7 +401,7 @@ pub fn finish(
         let digest = |b: &Option<Vec<u8>>| b.as_deref().map(sha256_hex).unwrap_or_default();
         let pass = match (&stdout, &stderr, &record) {
             (Some(out), Some(err), Some(record)) => {
-                let verdict = scopebox_schema::judge::judge(inputs.matrix, case, out, err, record);
+                let verdict = scopebox_schema::judge::judge(shared.matrix, case, out, err, record);
                 if verdict != record.verdict {
                     problems.push(format!(
                         "case {}: re-judged {} ({}), the runner said {} ({})",
@@ -300,7 +435,7 @@ pub fn finish(
             stderr_sha256: digest(&stderr),
         });
     }
-    let total = inputs.matrix.cases.len();
+    let total = shared.matrix.cases.len();
 
     if rec.kept {
         problems.push("container and volume kept for inspection (--keep-on-failure)".into());
@@ -308,31 +443,16 @@ pub fn finish(
         problems.extend(cleanup_failures(&rec.cleanup));
     }
 
-    write_file(dir, EXECUTION_FILE, &pretty(&execution))?;
-    let image = inputs.image;
-    let receipt = Receipt {
-        schema_version: 1,
-        tool: Tool {
-            name: "scopebox".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
-        run_id: run_id.to_string(),
-        started_at: rfc3339(times.started),
-        finished_at: rfc3339(times.finished),
-        inputs: Inputs {
-            candidate_archive: inputs.pack_manifest.archive.clone(),
-            runtime_manifest_sha256: inputs.pack_manifest.runtime_manifest_sha256.clone(),
-            runner_sha256: inputs.runner_sha256.clone(),
-            sentinel_sha256: inputs.sentinel_sha256.clone(),
-            matrix_sha256: sha256_hex(inputs.matrix_bytes),
-            boundary_policy_sha256: sha256_hex(inputs.policy_bytes),
-            image_id: image.id.clone(),
-            image_config_sha256: sha256_hex(&image.config),
-            layer_diff_ids: vec![image.diff_id.clone()],
-            platform: "linux/amd64".into(),
-        },
+    write_file(&dir, EXECUTION_FILE, &pretty(&execution))?;
+    let engine_platform = Platform::from_machine(engine.architecture);
+    let run = PlatformRun {
+        platform: inputs.platform,
+        dir: pdir,
+        emulated: engine_platform != Some(inputs.platform),
+        engine_architecture: engine.architecture.to_string(),
+        inputs: inputs.record(),
         boundary: BoundaryRecord {
-            policy: inputs.policy.clone(),
+            policy: shared.policy.clone(),
             observed,
             applied_meets_policy: applied_failures.is_empty(),
             observed_meets_policy: observed_failures.is_empty(),
@@ -348,17 +468,65 @@ pub fn finish(
         cases,
         execution,
         cleanup: rec.cleanup.clone(),
-        files: list_files(dir)?,
     };
-    write_file(dir, RECEIPT_FILE, &pretty(&receipt))?;
     Ok((
-        receipt,
+        run,
         Conclusion {
             passed,
             total,
             problems,
         },
     ))
+}
+
+/// Write `receipt.json` (last: it lists every other file in the bundle).
+#[allow(clippy::too_many_arguments)]
+pub fn write_receipt(
+    dir: &Path,
+    run_id: &str,
+    shared: &SharedInputs,
+    blobs: Vec<Blob>,
+    platforms: Vec<PlatformRun>,
+    not_covered: Vec<NotCovered>,
+    conclusions: &[Conclusion],
+    times: &Times,
+) -> Result<Receipt, ReceiptError> {
+    let receipt = Receipt {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "scopebox".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        run_id: run_id.to_string(),
+        started_at: rfc3339(times.started),
+        finished_at: rfc3339(times.finished),
+        matrix: MatrixRef {
+            sha256: sha256_hex(shared.matrix_bytes),
+            name: shared.matrix.name.clone(),
+            case_count: shared.matrix.cases.len(),
+        },
+        boundary_policy_sha256: sha256_hex(shared.policy_bytes),
+        recipe_sha256: sha256_hex(shared.recipe_bytes),
+        blobs,
+        summary: OverallSummary {
+            platforms: platforms.len(),
+            platforms_passed: platforms
+                .iter()
+                .filter(|p| {
+                    p.summary.failed == 0
+                        && p.summary.total == p.cases.len()
+                        && p.cases.iter().all(|c| c.verdict == "pass")
+                })
+                .count(),
+            cases: conclusions.iter().map(|c| c.total).sum(),
+            cases_passed: conclusions.iter().map(|c| c.passed).sum(),
+        },
+        platforms,
+        not_covered,
+        files: list_files(dir)?,
+    };
+    write_file(dir, RECEIPT_FILE, &pretty(&receipt))?;
+    Ok(receipt)
 }
 
 fn pass_fail(pass: bool) -> &'static str {

@@ -1,27 +1,42 @@
 //! Building the workspace's own static binaries (`mcpscope`, `scopebox-runner`,
-//! `scopebox-sentinel`) with cargo, in a target directory of their own so that a nested cargo
-//! (the orchestrator run from `cargo test`) never waits on the outer build lock. It only runs
-//! cargo and locates the outputs; it must never package, hash or judge them.
+//! `scopebox-sentinel`, and the witness once it exists) with cargo, per platform, in a target
+//! directory of their own so that a nested cargo (the orchestrator run from `cargo test`) never
+//! waits on the outer build lock. Shipped binaries use the `static` profile (one codegen unit,
+//! LTO, panic=abort, stripped: small and reproducible); the host-only orchestrator keeps the
+//! lighter `release` profile. amd64 links glibc statically (`+crt-static`), arm64 links musl
+//! self-contained with `rust-lld` — no C cross toolchain. It only runs cargo and locates the
+//! outputs; it must never package, hash or judge them.
 
+use scopebox_schema::platform::Platform;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-/// The one target triple the image runs; explicit so build scripts stay dynamic.
-pub const TARGET: &str = "x86_64-unknown-linux-gnu";
-/// `-C target-feature=+crt-static`: no base image, so every binary must stand alone.
-pub const STATIC_RUSTFLAGS: &str = "-C target-feature=+crt-static";
+/// The cargo profile of every binary that goes into an image (`[profile.static]`).
+pub const STATIC_PROFILE: &str = "static";
+/// The candidate's package: always built in a cargo invocation of its own (pack = run).
+pub const CANDIDATE_PACKAGE: &str = "mcpscope";
+/// The in-box harness: runner and sentinel.
+pub const HARNESS_PACKAGE: &str = "scopebox-harness";
+/// The kernel witness binary the harness builds, when it has one; every image carries it for
+/// every machine (`layout::witness_bin`), so the harness is then built for every platform.
+pub const WITNESS_BIN: Option<&str> = None;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    #[error("run `{program} build` for {packages}")]
+    #[error("run `{program} build` for {packages} ({target})")]
     Spawn {
         program: String,
         packages: String,
+        target: String,
         #[source]
         source: std::io::Error,
     },
-    #[error("build {packages} statically: cargo exited with {status}")]
-    Cargo { packages: String, status: String },
+    #[error("build {packages} statically for {target}: cargo exited with {status}")]
+    Cargo {
+        packages: String,
+        target: String,
+        status: String,
+    },
     #[error("find the built binary {path}")]
     Missing {
         path: PathBuf,
@@ -30,40 +45,69 @@ pub enum BuildError {
     },
 }
 
+impl BuildError {
+    /// A hint for the person reading the error.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            BuildError::Cargo { target, .. } if target.contains("musl") => Some(format!(
+                "is the Rust target installed? rustup target add {target}"
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// The workspace root: this package is the root package, so its manifest dir is the root.
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Where the static builds land.
+/// Where the static builds land (every target below it).
 pub fn static_target_dir(root: &Path) -> PathBuf {
     root.join("target").join("static")
 }
 
-/// Path of a built static binary.
-pub fn static_bin(root: &Path, name: &str) -> PathBuf {
+/// Path of a built static binary of `platform`.
+pub fn static_bin(root: &Path, platform: Platform, name: &str) -> PathBuf {
     static_target_dir(root)
-        .join(TARGET)
-        .join("release")
+        .join(platform.rust_target())
+        .join(STATIC_PROFILE)
         .join(name)
 }
 
-/// `cargo build --release --locked --target x86_64-unknown-linux-gnu -p …` with static
-/// rustflags. Cargo's own diagnostics go to our stderr; nothing goes to stdout.
-pub async fn build_static(root: &Path, packages: &[&str]) -> Result<(), BuildError> {
+/// The RUSTFLAGS of a platform's static build (target artifacts only: with `--target`, build
+/// scripts and proc macros are built for the host without them).
+pub fn static_rustflags(platform: Platform) -> &'static str {
+    match platform {
+        Platform::LinuxAmd64 => "-C target-feature=+crt-static",
+        // musl is static by default; rust-lld with Rust's self-contained crt objects and libc.
+        Platform::LinuxArm64 => "-C target-feature=+crt-static -C linker=rust-lld",
+    }
+}
+
+/// `cargo build --profile static --locked --target <platform's> -p …`. Cargo's own
+/// diagnostics go to our stderr; nothing goes to stdout. Concurrent calls share the target
+/// directory (and so the host-built proc macros); cargo's lock serializes them.
+pub async fn build_static(
+    root: &Path,
+    platform: Platform,
+    packages: &[&str],
+) -> Result<(), BuildError> {
     let program = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let listed = packages.join(", ");
+    let target = platform.rust_target();
     let mut cmd = tokio::process::Command::new(&program);
     cmd.current_dir(root)
         .args([
             "build",
-            "--release",
+            "--profile",
+            STATIC_PROFILE,
             "--locked",
             "--quiet",
             "--target",
-            TARGET,
+            target,
         ])
-        .env("RUSTFLAGS", STATIC_RUSTFLAGS)
+        .env("RUSTFLAGS", static_rustflags(platform))
         // An outer cargo's encoded flags would override RUSTFLAGS.
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env("CARGO_TARGET_DIR", static_target_dir(root))
@@ -78,19 +122,24 @@ pub async fn build_static(root: &Path, packages: &[&str]) -> Result<(), BuildErr
     let status = cmd.status().await.map_err(|source| BuildError::Spawn {
         program: program.clone(),
         packages: listed.clone(),
+        target: target.to_string(),
         source,
     })?;
     if !status.success() {
         return Err(BuildError::Cargo {
             packages: listed,
-            status: status.to_string(),
+            target: target.to_string(),
+            status: match status.code() {
+                Some(code) => format!("exit code {code}"),
+                None => "a signal".to_string(),
+            },
         });
     }
     Ok(())
 }
 
 /// Read a built binary's bytes.
-pub fn read_bin(root: &Path, name: &str) -> Result<Vec<u8>, BuildError> {
-    let path = static_bin(root, name);
+pub fn read_bin(root: &Path, platform: Platform, name: &str) -> Result<Vec<u8>, BuildError> {
+    let path = static_bin(root, platform, name);
     std::fs::read(&path).map_err(|source| BuildError::Missing { path, source })
 }

@@ -74,10 +74,12 @@ impl Drop for Reap {
     }
 }
 
-/// The run id from "running N case(s) of M in container scopebox-<id> (deadline …)".
+/// The run id from "running N case(s) of M on linux/amd64 in container scopebox-<id>-amd64
+/// (deadline …)".
 fn run_id_of(line: &str) -> Option<String> {
     let rest = line.split_once(" in container scopebox-")?.1;
-    Some(rest.split_once(' ')?.0.to_string())
+    let name = rest.split_once(' ')?.0;
+    Some(name.strip_suffix("-amd64").unwrap_or(name).to_string())
 }
 
 /// Whether the engine reports the run's container running.
@@ -103,6 +105,7 @@ fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
     let child = Command::new(env!("CARGO_BIN_EXE_scopebox"))
         .args(["run", "--out", bundle.to_str().unwrap()])
         .args(["--matrix", matrix.to_str().unwrap(), "--deadline", "120"])
+        .args(["--platform", "linux/amd64"])
         .current_dir(workspace())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -157,9 +160,10 @@ fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
 
     // The bundle records the same: interrupted, killed, removed, swept — and nothing exported
     // from a run cut short.
-    let execution: Execution =
-        serde_json::from_slice(&std::fs::read(bundle.join("outer/execution.json")).unwrap())
-            .unwrap();
+    let execution: Execution = serde_json::from_slice(
+        &std::fs::read(bundle.join("platforms/linux-amd64/outer/execution.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(execution.status, "interrupted");
     let names: Vec<&str> = execution.events.iter().map(|e| e.event.name()).collect();
     assert_eq!(

@@ -1,13 +1,24 @@
-//! Full runs against the real engine: a small matrix passes with a complete bundle that the
-//! independent verifier accepts; the stall fault matrix runs into the deadline, is killed and
-//! exported — in that order, as its lifecycle log shows — and leaves nothing behind.
+//! Full runs against the real engine: a small matrix passes on every platform (amd64 natively,
+//! arm64 under emulation where it is set up) with one complete bundle that the independent
+//! verifier accepts, and the candidates it tested are the ones `scopebox pack` writes; a
+//! platform the engine cannot run is refused when named and reported as not covered when
+//! defaulted; the stall fault matrix runs into the deadline, is killed and exported — in that
+//! order, as its lifecycle log shows — and leaves nothing behind.
 
 use crate::support::{
     labelled, require_engine, run_id, run_matrix, scopebox, small_matrix, tempdir, workspace,
 };
 use scopebox_schema::digest::sha256_file;
+use scopebox_schema::platform::Platform;
 use scopebox_schema::receipt::{Execution, Receipt, ENVELOPE_FILE, RECEIPT_FILE};
 use std::path::Path;
+
+/// Whether this machine's engine can run linux/arm64 (natively or with a registered handler).
+fn arm64_runs_here() -> bool {
+    std::env::consts::ARCH == "aarch64"
+        || std::fs::read_to_string("/proc/sys/fs/binfmt_misc/qemu-aarch64")
+            .is_ok_and(|s| s.starts_with("enabled"))
+}
 
 /// Every file in the bundle is listed in receipt.json with its digest, and nothing else is.
 fn assert_bundle_complete(bundle: &Path) -> Receipt {
@@ -30,63 +41,131 @@ fn assert_bundle_complete(bundle: &Path) -> Receipt {
         );
     }
     for required in [
-        "inputs/pack-manifest.json",
         "inputs/matrix.json",
         "inputs/boundary-policy.json",
-        "inputs/image-config.json",
-        "inputs/image-layer.json",
-        "outer/container-inspect.json",
-        "outer/image-inspect.json",
-        "outer/execution.json",
-        "evidence/boundary.json",
-        "evidence/controls.json",
-        "evidence/controls/positive/record.json",
-        "evidence/controls/negative/record.json",
-        "evidence/controls/negative/stdout",
-        "evidence/controls/negative/stderr",
+        "inputs/image-recipe.json",
     ] {
         assert!(receipt.files.contains_key(required), "{required} missing");
+    }
+    for run in &receipt.platforms {
+        for required in [
+            "inputs/pack-manifest.json",
+            "inputs/image-config.json",
+            "inputs/image-layer.json",
+            "outer/container-inspect.json",
+            "outer/image-inspect.json",
+            "outer/execution.json",
+        ] {
+            assert!(
+                receipt.files.contains_key(&run.path(required)),
+                "{} missing",
+                run.path(required)
+            );
+        }
+        // The candidate archive's bytes are bound into the bundle.
+        let blob = format!("inputs/blobs/{}", run.inputs.candidate_archive.sha256);
+        assert!(receipt.files.contains_key(&blob), "{blob} missing");
     }
     receipt
 }
 
+/// The platform run of `platform` in `receipt`.
+fn platform_run(receipt: &Receipt, platform: Platform) -> &scopebox_schema::receipt::PlatformRun {
+    receipt
+        .platform(platform)
+        .unwrap_or_else(|| panic!("{platform} did not run: {:?}", receipt.not_covered))
+}
+
 #[test]
-fn a_full_run_passes_and_writes_a_complete_verifiable_bundle() {
+fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bundle() {
     require_engine!();
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 5);
     let bundle = dir.path().join("bundle");
     let out = run_matrix(&bundle, &matrix, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    let expected: Vec<Platform> = if arm64_runs_here() {
+        Platform::ALL.to_vec()
+    } else {
+        vec![Platform::LinuxAmd64]
+    };
+    let per_platform = 5 * expected.len();
     assert!(
-        out.stderr.contains("scopebox: PASSED: 5/5 cases passed"),
+        out.stderr.contains("cases passed — bundle") && out.stderr.contains("PASSED: "),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("{per_platform}/{per_platform} cases passed")),
         "{}",
         out.stderr
     );
 
     let receipt = assert_bundle_complete(&bundle);
-    assert_eq!(receipt.summary.total, 5);
-    assert_eq!(receipt.summary.passed, 5);
-    assert!(receipt.cases.iter().all(|c| c.verdict == "pass"));
-    assert!(receipt.boundary.applied_meets_policy && receipt.boundary.observed_meets_policy);
-    assert!(receipt.cleanup.container_removed && receipt.cleanup.volume_removed);
-    assert_eq!(receipt.cleanup.leftovers, 0);
-    assert_eq!(receipt.execution.exit_code, Some(0));
+    let ran: Vec<Platform> = receipt.platforms.iter().map(|p| p.platform).collect();
+    assert_eq!(ran, expected, "{:?}", receipt.not_covered);
+    assert_eq!(receipt.summary.cases, per_platform);
+    assert_eq!(receipt.summary.cases_passed, per_platform);
+    assert_eq!(receipt.summary.platforms_passed, expected.len());
     assert_eq!(
         std::fs::read(bundle.join("inputs/matrix.json")).unwrap(),
         std::fs::read(&matrix).unwrap(),
         "the matrix is bundled byte for byte"
     );
-    // The image ID is the digest of the bundled config, as the engine reported it.
-    let config = std::fs::read(bundle.join("inputs/image-config.json")).unwrap();
-    assert_eq!(
-        receipt.inputs.image_id,
-        format!("sha256:{}", scopebox_schema::digest::sha256_hex(&config))
-    );
-    let inspect: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(bundle.join("outer/image-inspect.json")).unwrap())
-            .unwrap();
-    assert_eq!(inspect["Id"], receipt.inputs.image_id.as_str());
+    for run in &receipt.platforms {
+        assert!(run.cases.iter().all(|c| c.verdict == "pass"));
+        assert!(run.boundary.applied_meets_policy && run.boundary.observed_meets_policy);
+        assert!(run.cleanup.container_removed && run.cleanup.volume_removed);
+        assert_eq!(run.cleanup.leftovers, 0);
+        assert_eq!(run.execution.exit_code, Some(0));
+        // The runner saw the platform's machine; emulated exactly off the engine's arch.
+        let observed = run.boundary.observed.as_ref().expect("observed");
+        assert_eq!(observed.machine, run.platform.machine());
+        assert_eq!(
+            run.emulated,
+            Platform::from_machine(&run.engine_architecture) != Some(run.platform)
+        );
+        // The image ID is the digest of the bundled config, as the engine reported it, and
+        // the config carries the platform.
+        let config = std::fs::read(bundle.join(run.path("inputs/image-config.json"))).unwrap();
+        assert_eq!(
+            run.inputs.image_id,
+            format!("sha256:{}", scopebox_schema::digest::sha256_hex(&config))
+        );
+        let config: serde_json::Value = serde_json::from_slice(&config).unwrap();
+        assert_eq!(config["architecture"], run.platform.oci_architecture());
+        let inspect: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(bundle.join(run.path("outer/image-inspect.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(inspect["Id"], run.inputs.image_id.as_str());
+        assert_eq!(inspect["Architecture"], run.platform.oci_architecture());
+    }
+
+    // Pack = run: `scopebox pack` writes exactly the archives this run tested.
+    let packed = dir.path().join("packed");
+    let mut args = vec!["pack", "--out", packed.to_str().unwrap(), "--json"];
+    for p in &expected {
+        args.extend(["--platform", p.name()]);
+    }
+    let pack = scopebox(&args, &[]);
+    assert_eq!(pack.code, 0, "{pack:?}");
+    let summary: serde_json::Value = serde_json::from_str(pack.stdout.trim()).unwrap();
+    for p in &expected {
+        let archive = summary["archives"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["platform"] == p.name())
+            .unwrap_or_else(|| panic!("pack wrote no archive for {p}"));
+        let run = platform_run(&receipt, *p);
+        assert_eq!(
+            archive["sha256"],
+            run.inputs.candidate_archive.sha256.as_str(),
+            "{p}: pack and run give different candidate archives"
+        );
+    }
 
     // The independent verifier accepts it.
     let report =
@@ -143,31 +222,34 @@ fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
     let dir = tempdir();
     let bundle = dir.path().join("bundle");
     let matrix = workspace().join("harness/matrix/faults/stall.json");
-    let out = run_matrix(&bundle, &matrix, &["--deadline", "5"]);
+    let out = run_matrix(
+        &bundle,
+        &matrix,
+        &["--deadline", "5", "--platform", "linux/amd64"],
+    );
     assert_eq!(out.code, 124, "{}", out.stderr);
     assert!(out.stderr.contains("TIMED OUT"), "{}", out.stderr);
 
+    let pdir = bundle.join("platforms/linux-amd64");
     let execution: Execution =
-        serde_json::from_slice(&std::fs::read(bundle.join("outer/execution.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(pdir.join("outer/execution.json")).unwrap()).unwrap();
     assert_eq!(execution.status, "timed-out");
     assert!(execution.timed_out);
     assert_eq!(execution.signal.as_deref(), Some("SIGKILL"));
     assert_eq!(execution.deadline_seconds, 5);
     // Killed before the export: the inspection taken after it shows a stopped, killed container.
-    let inspect: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(bundle.join("outer/container-inspect.json")).unwrap(),
-    )
-    .unwrap();
+    let inspect: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(pdir.join("outer/container-inspect.json")).unwrap())
+            .unwrap();
     assert_eq!(inspect["State"]["Running"], false);
     assert_eq!(inspect["State"]["ExitCode"], 137);
     // The evidence written before the stall was still exported.
-    assert!(bundle.join("evidence/boundary.json").is_file());
-    assert!(bundle
+    assert!(pdir.join("evidence/boundary.json").is_file());
+    assert!(pdir
         .join("evidence/cases/before-stall/record.json")
         .is_file());
     assert!(
-        !bundle.join("evidence/summary.json").exists(),
+        !pdir.join("evidence/summary.json").exists(),
         "the runner never finished"
     );
 
@@ -192,18 +274,19 @@ fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
     assert!(at("deadline-passed") - at("started") >= 5_000);
 
     let receipt = assert_bundle_complete(&bundle);
-    assert!(receipt.execution.timed_out);
-    assert!(receipt.cleanup.container_removed && receipt.cleanup.volume_removed);
+    let run = platform_run(&receipt, Platform::LinuxAmd64);
+    assert!(run.execution.timed_out);
+    assert!(run.cleanup.container_removed && run.cleanup.volume_removed);
     // The verifier rejects the run (it timed out) but finds its lifecycle in a safe order.
     let report =
         scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).expect("readable");
     let check = |id: &str| report.checks.iter().find(|c| c.id == id).unwrap().clone();
     assert!(
-        check("execution.lifecycle").ok,
+        check("linux-amd64/execution.lifecycle").ok,
         "{:?}",
-        check("execution.lifecycle")
+        check("linux-amd64/execution.lifecycle")
     );
-    assert!(!check("execution.completed").ok);
+    assert!(!check("linux-amd64/execution.completed").ok);
     assert!(!report.verified);
     let id = run_id(&out.stdout);
     assert!(labelled(&format!("scopebox.run={id}")).is_empty());
@@ -220,17 +303,19 @@ fn a_failing_case_fails_the_run_with_exit_1_and_still_cleans_up() {
     matrix["cases"][1]["expect"]["exitCode"] = 42.into();
     std::fs::write(&matrix_path, serde_json::to_vec(&matrix).unwrap()).unwrap();
     let bundle = dir.path().join("bundle");
-    let out = run_matrix(&bundle, &matrix_path, &[]);
+    let out = run_matrix(&bundle, &matrix_path, &["--platform", "linux/amd64"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
-        out.stderr.contains("FAILED: 1/2 cases passed"),
+        out.stderr
+            .contains("FAILED: linux/amd64 — 1/2 cases passed"),
         "{}",
         out.stderr
     );
     let receipt = assert_bundle_complete(&bundle);
-    assert_eq!(receipt.cases[0].verdict, "pass");
-    assert_eq!(receipt.cases[1].verdict, "fail");
-    assert!(receipt.cleanup.container_removed && receipt.cleanup.volume_removed);
+    let run = platform_run(&receipt, Platform::LinuxAmd64);
+    assert_eq!(run.cases[0].verdict, "pass");
+    assert_eq!(run.cases[1].verdict, "fail");
+    assert!(run.cleanup.container_removed && run.cleanup.volume_removed);
     let report =
         scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).expect("readable");
     assert!(
@@ -239,4 +324,91 @@ fn a_failing_case_fails_the_run_with_exit_1_and_still_cleans_up() {
     );
     let id = run_id(&out.stdout);
     assert!(labelled(&format!("scopebox.run={id}")).is_empty());
+}
+
+/// `scopebox run --out BUNDLE --matrix MATRIX --json EXTRA…` on an engine that, as far as the
+/// run can tell, cannot run linux/arm64: its probe is an ELF no kernel or emulator knows, which
+/// the engine answers exactly as it does a real arm64 binary without a binfmt handler (exec
+/// format error).
+fn run_without_arm64(bundle: &Path, matrix: &Path, extra: &[&str]) -> crate::support::Outcome {
+    let mut args = vec![
+        "run",
+        "--out",
+        bundle.to_str().unwrap(),
+        "--matrix",
+        matrix.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    scopebox(
+        &args,
+        &[(scopebox::run::UNRUNNABLE_FOR_TESTS_ENV, "linux/arm64")],
+    )
+}
+
+#[test]
+fn a_named_platform_the_engine_cannot_run_is_refused_before_anything_with_exit_4() {
+    require_engine!();
+    let dir = tempdir();
+    let matrix = small_matrix(dir.path(), 2);
+    let bundle = dir.path().join("bundle");
+    let out = run_without_arm64(&bundle, &matrix, &["--platform", "linux/arm64"]);
+    assert_eq!(out.code, 4, "{out:?}");
+    assert!(out.stderr.contains("linux/arm64"), "{}", out.stderr);
+    assert!(out.stderr.contains("qemu-user-static"), "{}", out.stderr);
+    assert!(out.stderr.contains("exec format error"), "{}", out.stderr);
+    let summary: serde_json::Value = serde_json::from_str(out.stdout.trim())
+        .unwrap_or_else(|e| panic!("--json gives one object ({e}): {:?}", out.stdout));
+    assert_eq!(summary["exitCode"], 4);
+    assert_eq!(summary["outcome"], "error");
+    // Nothing left behind: no bundle directory, no container or volume of any run.
+    assert!(
+        !bundle.exists(),
+        "a refused run created its bundle directory"
+    );
+    let leftovers: Vec<_> = labelled("scopebox.owner")
+        .into_iter()
+        .filter(|o| {
+            o.labels.get("scopebox.owner").is_some_and(|owner| {
+                owner.ends_with(&format!("/{}", std::process::id()))
+                    || owner.contains("scopebox-e2e")
+            })
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cover() {
+    require_engine!();
+    let dir = tempdir();
+    let matrix = small_matrix(dir.path(), 2);
+    let bundle = dir.path().join("bundle");
+    let out = run_without_arm64(&bundle, &matrix, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("PASSED: linux/amd64; linux/arm64 NOT COVERED — 2/2 cases passed"),
+        "{}",
+        out.stderr
+    );
+    let summary: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(summary["notCovered"][0]["platform"], "linux/arm64");
+    let receipt = assert_bundle_complete(&bundle);
+    assert_eq!(receipt.platforms.len(), 1);
+    assert_eq!(receipt.not_covered.len(), 1);
+    assert_eq!(receipt.not_covered[0].platform, Platform::LinuxArm64);
+    assert!(receipt.not_covered[0].reason.contains("exec format error"));
+    // The signed statement says so too.
+    let statement = scopebox_receipts::attestation::statement_for(
+        &receipt,
+        &std::fs::read(bundle.join(RECEIPT_FILE)).unwrap(),
+        true,
+    );
+    assert_eq!(statement.subject.len(), 2, "one archive and the receipt");
+    assert!(statement.predicate.warned_tests[0].starts_with("linux/arm64: not covered"));
+    let report =
+        scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).expect("readable");
+    assert!(report.verified, "{:?}", report.failed_ids());
+    assert_eq!(report.subject.not_covered.len(), 1);
 }

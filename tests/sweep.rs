@@ -7,7 +7,8 @@ use crate::support::{
 };
 use scopebox::boundary;
 use scopebox::engine::{Engine, Labels, KEEP_LABEL, OWNER_LABEL, RUN_LABEL};
-use scopebox::image::{self, Contents, Recipe};
+use scopebox::image::{self, Contents};
+use scopebox_schema::platform::Platform;
 
 fn labels(run: &str, owner: String) -> Labels {
     let mut l = Labels::new();
@@ -24,9 +25,9 @@ fn leftovers_of_dead_runs_are_swept_and_live_ones_stay() {
     let live_run = format!("e2e-live-{}", std::process::id());
     // An image for a container that is created but never started.
     let root = workspace();
-    let (recipe, recipe_bytes) = Recipe::load(&root).unwrap();
+    let (recipe, recipe_bytes) = image::load_recipe(&root).unwrap();
     let (policy, _) = boundary::load_policy(&root).unwrap();
-    let candidate = vec![scopebox::pack::ArchiveFile {
+    let candidate = vec![scopebox_receipts::archive::ArchiveFile {
         path: "bin/mcpscope".into(),
         mode: 0o755,
         bytes: b"never run".to_vec(),
@@ -35,10 +36,12 @@ fn leftovers_of_dead_runs_are_swept_and_live_ones_stay() {
         &recipe,
         &recipe_bytes,
         &Contents {
+            platform: Platform::LinuxAmd64,
             candidate: &candidate,
             runner: b"never run",
             sentinel: b"never run",
             matrix: b"{}",
+            witnesses: &[],
         },
     )
     .unwrap();
@@ -50,6 +53,7 @@ fn leftovers_of_dead_runs_are_swept_and_live_ones_stay() {
         e.create_volume(&names.volume, &dead).await.unwrap();
         e.create_container(
             &names.container,
+            "linux/amd64",
             boundary::create_body(&policy, &img.id, &names.volume, &dead),
         )
         .await
@@ -75,7 +79,13 @@ fn keep_on_failure_keeps_the_objects_until_scopebox_sweep() {
     let out = run_matrix(
         &dir.path().join("b"),
         &workspace().join("harness/matrix/faults/stall.json"),
-        &["--deadline", "3", "--keep-on-failure"],
+        &[
+            "--deadline",
+            "3",
+            "--keep-on-failure",
+            "--platform",
+            "linux/amd64",
+        ],
     );
     assert_eq!(out.code, 124, "{}", out.stderr);
     assert!(

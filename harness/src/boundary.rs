@@ -46,6 +46,10 @@ pub fn observe(layout: &Layout) -> InnerBoundary {
         memory_swap_limit_bytes: memory_swap,
         pid1_cmdline: pid1_cmdline(),
         mounts: mounts(&mountinfo, &mount_points),
+        machine: rustix::system::uname()
+            .machine()
+            .to_string_lossy()
+            .into_owned(),
     }
 }
 

@@ -13,13 +13,14 @@ use scopebox_schema::evidence::{
 use scopebox_schema::judge;
 use scopebox_schema::matrix::{Case, Matrix};
 
-#[test]
-fn host_stable_shipped_cases_pass_against_the_real_mcpscope_and_replay() {
+/// The host-stable cases of the shipped claude-code matrix (and the matrix), or `None` (with a
+/// note) on a host with a real /etc/claude-code.
+fn host_stable_claude_code() -> Option<(Matrix, Vec<Case>)> {
     if std::path::Path::new("/etc/claude-code").exists() {
         eprintln!(
             "skipped: this host has /etc/claude-code; the managed source would not be missing"
         );
-        return;
+        return None;
     }
     let full = shipped("claude-code.json");
     let cases: Vec<Case> = full
@@ -30,6 +31,14 @@ fn host_stable_shipped_cases_pass_against_the_real_mcpscope_and_replay() {
         .filter(|c| host_stable(c, &["/etc/claude-code"], &["/path", "/container"]))
         .cloned()
         .collect();
+    Some((full, cases))
+}
+
+#[test]
+fn host_stable_shipped_cases_pass_against_the_real_mcpscope_and_replay() {
+    let Some((full, cases)) = host_stable_claude_code() else {
+        return;
+    };
     assert!(cases.len() >= 15, "only {} host-stable cases", cases.len());
     let matrix = Matrix { cases, ..full };
     let (_dir, l) = layout(&mcpscope_bin());
@@ -71,4 +80,52 @@ fn host_stable_shipped_cases_pass_against_the_real_mcpscope_and_replay() {
     );
     // The fixture roots are left empty.
     assert_eq!(scopebox_harness::fixture::walk(&l).unwrap(), vec![]);
+}
+
+/// Evidence that does not depend on the order: every case's stdout, stderr and record are the
+/// same bytes when the matrix runs in reverse (in the same rebased layout, so the paths agree),
+/// once the inherently per-run field — the duration — is redacted. A case that leaked state
+/// into the next (a leftover fixture, a marker, a straggler) would show up here.
+#[test]
+fn each_case_leaves_the_same_evidence_whatever_order_the_cases_run_in() {
+    let Some((full, cases)) = host_stable_claude_code() else {
+        return;
+    };
+    let forward = Matrix {
+        cases: cases.clone(),
+        ..full.clone()
+    };
+    let mut reversed = forward.clone();
+    reversed.cases.reverse();
+    let (_dir, l) = layout(&mcpscope_bin());
+    let evidence_of = |matrix: &Matrix| {
+        let _ = std::fs::remove_dir_all(&l.evidence_dir);
+        run_and_replay(&l, matrix);
+        let mut by_case = std::collections::BTreeMap::new();
+        for c in &matrix.cases {
+            let dir = l.evidence_dir.join("cases").join(&c.id);
+            let mut record: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.join("record.json")).unwrap()).unwrap();
+            record["durationMicros"] = 0.into();
+            by_case.insert(
+                c.id.clone(),
+                (
+                    std::fs::read(dir.join("stdout")).unwrap(),
+                    std::fs::read(dir.join("stderr")).unwrap(),
+                    record,
+                ),
+            );
+        }
+        by_case
+    };
+    let a = evidence_of(&forward);
+    let b = evidence_of(&reversed);
+    assert_eq!(a.len(), cases.len());
+    for (id, evidence) in &a {
+        assert_eq!(
+            Some(evidence),
+            b.get(id),
+            "case {id} differs when run in reverse"
+        );
+    }
 }

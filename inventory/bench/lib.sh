@@ -2,7 +2,7 @@
 # by them, never run on its own. Figures, not a pass/fail test.
 #
 #   bench_setup NAME      checks for hyperfine, GNU time and python3 (exit 2 with the apt-get
-#                         line when one is missing), builds the static release binary exactly as
+#                         line when one is missing), builds the static binary (profile `static`) exactly as
 #                         the image does ($bin), makes a temp dir /tmp/NAME.XXXXXX ($work,
 #                         removed on exit), and sets $repo and $runs (RUNS, default 300)
 #   bench_header [LINE…]  prints the binary, any LINEs, and the runs per measurement
@@ -24,9 +24,9 @@ bench_setup() { # name
     for tool in hyperfine /usr/bin/time python3; do
         command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y hyperfine time python3)" >&2; exit 2; }
     done
-    (cd "$repo" && RUSTFLAGS='-C target-feature=+crt-static' \
-        cargo build --quiet --release --target x86_64-unknown-linux-gnu -p mcpscope)
-    bin="$repo/target/x86_64-unknown-linux-gnu/release/mcpscope"
+    (cd "$repo" && RUSTFLAGS='-C target-feature=+crt-static' CARGO_TARGET_DIR="$repo/target/static" \
+        cargo build --quiet --profile static --target x86_64-unknown-linux-gnu -p mcpscope)
+    bin="$repo/target/static/x86_64-unknown-linux-gnu/static/mcpscope"
     work=$(mktemp -d "/tmp/$1.XXXXXX")
     trap 'rm -rf "$work"' EXIT
     cat >"$work/median.py" <<'PY'

@@ -5,16 +5,18 @@
 //! This module never decides whether a bundle is good (that is `verify`); it only states it.
 //!
 //! Statement:
-//! - `subject`: the candidate archive (`name`, `sha256`) and `receipt.json` (`sha256`);
+//! - `subject`: every platform's candidate archive (`name`, `sha256`) and `receipt.json`;
 //! - `predicate.result`: `PASSED` when the bundle verified (every check but the signature's),
 //!   else `FAILED`;
-//! - `predicate.configuration`: the image (by ID), the matrix, the boundary policy, the runner
-//!   and the sentinel, each as a resource descriptor with its sha256;
-//! - `predicate.passedTests` / `failedTests`: case ids by their recorded verdict.
+//! - `predicate.configuration`: the matrix, the boundary policy, the image recipe, and per
+//!   platform its image (by ID), runner and sentinel, each with its sha256;
+//! - `predicate.passedTests` / `failedTests`: `<platform dir>/<case id>` by recorded verdict;
+//! - `predicate.warnedTests`: `<platform>: not covered: <reason>` for each platform of the
+//!   default set that did not run, so a one-platform statement never reads as two.
 
 use crate::digest::sha256_hex;
 use crate::dsse::{self, DsseError, Envelope, IN_TOTO_PAYLOAD_TYPE};
-use crate::receipt::{Receipt, ENVELOPE_FILE, MATRIX_FILE, POLICY_FILE, RECEIPT_FILE};
+use crate::receipt::{Receipt, ENVELOPE_FILE, MATRIX_FILE, POLICY_FILE, RECEIPT_FILE, RECIPE_FILE};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -62,35 +64,59 @@ fn descriptor(name: &str, sha256: &str) -> ResourceDescriptor {
 /// The statement for a receipt: `receipt_bytes` are the exact bytes of `receipt.json`,
 /// `receipt` their parse, `verified` the outcome of every check except the signature's.
 pub fn statement_for(receipt: &Receipt, receipt_bytes: &[u8], verified: bool) -> Statement {
-    let inputs = &receipt.inputs;
-    let image_hex = inputs
-        .image_id
-        .strip_prefix("sha256:")
-        .unwrap_or(&inputs.image_id);
-    let (passed, failed): (Vec<_>, Vec<_>) =
-        receipt.cases.iter().partition(|c| c.verdict == "pass");
+    let mut subject: Vec<ResourceDescriptor> = receipt
+        .platforms
+        .iter()
+        .map(|p| {
+            descriptor(
+                &p.inputs.candidate_archive.name,
+                &p.inputs.candidate_archive.sha256,
+            )
+        })
+        .collect();
+    subject.push(descriptor(RECEIPT_FILE, &sha256_hex(receipt_bytes)));
+    let mut configuration = vec![
+        descriptor(MATRIX_FILE, &receipt.matrix.sha256),
+        descriptor(POLICY_FILE, &receipt.boundary_policy_sha256),
+        descriptor(RECIPE_FILE, &receipt.recipe_sha256),
+    ];
+    let mut passed = Vec::new();
+    let mut failed = Vec::new();
+    for p in &receipt.platforms {
+        let i = &p.inputs;
+        let image_hex = i.image_id.strip_prefix("sha256:").unwrap_or(&i.image_id);
+        configuration.push(descriptor(&format!("image {}", p.platform), image_hex));
+        configuration.push(descriptor(
+            &format!("{} {}", crate::layout::RUNNER_BIN, p.platform),
+            &i.runner_sha256,
+        ));
+        configuration.push(descriptor(
+            &format!("{} {}", crate::layout::SENTINEL_BIN, p.platform),
+            &i.sentinel_sha256,
+        ));
+        for c in &p.cases {
+            let name = format!("{}/{}", p.platform.dir_name(), c.id);
+            if c.verdict == "pass" {
+                passed.push(name);
+            } else {
+                failed.push(name);
+            }
+        }
+    }
     Statement {
         statement_type: STATEMENT_TYPE.to_string(),
-        subject: vec![
-            descriptor(
-                &inputs.candidate_archive.name,
-                &inputs.candidate_archive.sha256,
-            ),
-            descriptor(RECEIPT_FILE, &sha256_hex(receipt_bytes)),
-        ],
+        subject,
         predicate_type: TEST_RESULT_PREDICATE.to_string(),
         predicate: TestResult {
             result: if verified { "PASSED" } else { "FAILED" }.to_string(),
-            configuration: vec![
-                descriptor("image", image_hex),
-                descriptor(MATRIX_FILE, &inputs.matrix_sha256),
-                descriptor(POLICY_FILE, &inputs.boundary_policy_sha256),
-                descriptor(crate::layout::RUNNER_BIN, &inputs.runner_sha256),
-                descriptor(crate::layout::SENTINEL_BIN, &inputs.sentinel_sha256),
-            ],
-            passed_tests: passed.iter().map(|c| c.id.clone()).collect(),
-            warned_tests: Vec::new(),
-            failed_tests: failed.iter().map(|c| c.id.clone()).collect(),
+            configuration,
+            passed_tests: passed,
+            warned_tests: receipt
+                .not_covered
+                .iter()
+                .map(|n| format!("{}: not covered: {}", n.platform, n.reason))
+                .collect(),
+            failed_tests: failed,
         },
     }
 }

@@ -119,13 +119,21 @@ pub enum SelfTestError {
     Sign(String),
 }
 
-/// A fresh copy of the base bundle being mutated.
+/// A fresh copy of the base bundle being mutated. Per-platform mutations act on the first
+/// platform of the receipt (`pdir`, and `receipt.platforms[0]`).
 pub struct Copy {
     pub dir: PathBuf,
     key_pem: String,
+    /// The first platform's directory, e.g. `platforms/linux-amd64`.
+    pdir: String,
 }
 
 impl Copy {
+    /// A path below the first platform's directory.
+    fn p(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.pdir)
+    }
+
     fn path(&self, rel: &str) -> PathBuf {
         self.dir.join(rel)
     }
@@ -184,7 +192,7 @@ impl Copy {
 
     /// The first case id in the receipt.
     fn first_case(&self) -> Result<String, String> {
-        self.receipt()?["cases"][0]["id"]
+        self.receipt()?["platforms"][0]["cases"][0]["id"]
             .as_str()
             .map(str::to_string)
             .ok_or_else(|| "the receipt has no cases".to_string())
@@ -193,13 +201,13 @@ impl Copy {
     /// Rewrite a case file, then every digest that names it: the files map, the receipt's case
     /// entry, and (for stdout/stderr) the record, which is then itself re-listed.
     fn rewrite_case_file(&self, id: &str, name: &str, bytes: &[u8]) -> Result<(), String> {
-        let rel = format!("evidence/cases/{id}/{name}");
+        let rel = self.p(&format!("evidence/cases/{id}/{name}"));
         if self.read(&rel)? == bytes {
             return Err(format!("{rel} already had the mutated bytes"));
         }
         self.write(&rel, bytes)?;
         let digest = sha256_hex(bytes);
-        let record_rel = format!("evidence/cases/{id}/record.json");
+        let record_rel = self.p(&format!("evidence/cases/{id}/record.json"));
         if name == "stdout" || name == "stderr" {
             let mut record = self.json(&record_rel)?;
             record[format!("{name}Sha256")] = digest.clone().into();
@@ -212,10 +220,10 @@ impl Copy {
     fn sync_case(&self, id: &str) -> Result<(), String> {
         let mut receipt = self.receipt()?;
         for name in ["stdout", "stderr", "record.json"] {
-            let rel = format!("evidence/cases/{id}/{name}");
+            let rel = self.p(&format!("evidence/cases/{id}/{name}"));
             let digest = sha256_hex(&self.read(&rel)?);
             receipt["files"][&rel] = digest.clone().into();
-            if let Some(entry) = receipt["cases"]
+            if let Some(entry) = receipt["platforms"][0]["cases"]
                 .as_array_mut()
                 .and_then(|cases| cases.iter_mut().find(|c| c["id"] == id))
             {
@@ -231,7 +239,7 @@ impl Copy {
     }
 
     fn edit_record(&self, id: &str, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
-        self.edit(&format!("evidence/cases/{id}/record.json"), edit)?;
+        self.edit(&self.p(&format!("evidence/cases/{id}/record.json")), edit)?;
         self.sync_case(id)
     }
 
@@ -243,8 +251,8 @@ impl Copy {
 
     /// Edit `outer/execution.json` and the receipt's copy of it the same way.
     fn edit_execution(&self, edit: impl Fn(&mut Value)) -> Result<(), String> {
-        self.edit_listed(EXECUTION_FILE, &edit)?;
-        self.edit_receipt(|r| edit(&mut r["execution"]))
+        self.edit_listed(&self.p(EXECUTION_FILE), &edit)?;
+        self.edit_receipt(|r| edit(&mut r["platforms"][0]["execution"]))
     }
 
     /// Replace the lifecycle log (in both places) with `rewrite` of it; the rewrite may fail
@@ -253,7 +261,7 @@ impl Copy {
         &self,
         rewrite: impl Fn(&[Event]) -> Result<Vec<Event>, String>,
     ) -> Result<(), String> {
-        let current = events(&self.json(EXECUTION_FILE)?)?;
+        let current = events(&self.json(&self.p(EXECUTION_FILE))?)?;
         let events = rewrite(&current)?;
         self.edit_execution(|e| {
             e["events"] = events
@@ -265,7 +273,7 @@ impl Copy {
 
     /// Edit a raw control record below `evidence/` and re-list it.
     fn edit_control_record(&self, rel: &str, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
-        self.edit_listed(&format!("{EVIDENCE_DIR}/{rel}"), edit)
+        self.edit_listed(&self.p(&format!("{EVIDENCE_DIR}/{rel}")), edit)
     }
 }
 
@@ -313,7 +321,7 @@ pub fn mutations() -> Vec<Mutation> {
             false,
             |c| {
                 let id = c.first_case()?;
-                let rel = format!("evidence/cases/{id}/stdout");
+                let rel = c.p(&format!("evidence/cases/{id}/stdout"));
                 let mut bytes = c.read(&rel)?;
                 match bytes.first_mut() {
                     Some(b) => *b ^= 0x20,
@@ -324,7 +332,7 @@ pub fn mutations() -> Vec<Mutation> {
         ),
         m("file-removed", "a listed file deleted", false, false, |c| {
             let id = c.first_case()?;
-            std::fs::remove_file(c.path(&format!("evidence/cases/{id}/stderr")))
+            std::fs::remove_file(c.path(&c.p(&format!("evidence/cases/{id}/stderr"))))
                 .map_err(|e| e.to_string())
         }),
         m(
@@ -332,7 +340,7 @@ pub fn mutations() -> Vec<Mutation> {
             "an unlisted file added to the evidence tree",
             false,
             false,
-            |c| c.write("evidence/notes.txt", b"nothing to see"),
+            |c| c.write(&c.p("evidence/notes.txt"), b"nothing to see"),
         ),
         m(
             "file-smuggled-listed",
@@ -340,8 +348,8 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.write("inputs/override.json", b"{}")?;
-                c.relist("inputs/override.json")
+                c.write(&c.p("inputs/override.json"), b"{}")?;
+                c.relist(&c.p("inputs/override.json"))
             },
         ),
         m(
@@ -351,7 +359,7 @@ pub fn mutations() -> Vec<Mutation> {
             false,
             |c| {
                 let id = c.first_case()?;
-                let rel = format!("evidence/cases/{id}/stdout");
+                let rel = c.p(&format!("evidence/cases/{id}/stdout"));
                 let bytes = c.read(&rel)?;
                 let outside = c.dir.with_extension("outside");
                 std::fs::write(&outside, &bytes).map_err(|e| e.to_string())?;
@@ -372,7 +380,7 @@ pub fn mutations() -> Vec<Mutation> {
                     .as_str()
                     .unwrap_or("CANARY")
                     .to_string();
-                let mut bytes = c.read(&format!("evidence/cases/{id}/stdout"))?;
+                let mut bytes = c.read(&c.p(&format!("evidence/cases/{id}/stdout")))?;
                 bytes.extend_from_slice(canary.as_bytes());
                 c.rewrite_case_file(&id, "stdout", &bytes)
             },
@@ -412,8 +420,8 @@ pub fn mutations() -> Vec<Mutation> {
             false,
             |c| {
                 c.edit_receipt(|r| {
-                    let v = r["cases"][0]["verdict"].as_str().unwrap_or("pass");
-                    r["cases"][0]["verdict"] = if v == "pass" { "fail" } else { "pass" }.into();
+                    let v = r["platforms"][0]["cases"][0]["verdict"].as_str().unwrap_or("pass");
+                    r["platforms"][0]["cases"][0]["verdict"] = if v == "pass" { "fail" } else { "pass" }.into();
                 })
             },
         ),
@@ -424,19 +432,19 @@ pub fn mutations() -> Vec<Mutation> {
             false,
             |c| {
                 let id = c.first_case()?;
-                let dir = c.path(&format!("evidence/cases/{id}"));
+                let dir = c.path(&c.p(&format!("evidence/cases/{id}")));
                 std::fs::remove_dir_all(dir).map_err(|e| e.to_string())?;
                 c.edit_receipt(|r| {
-                    if let Some(cases) = r["cases"].as_array_mut() {
+                    if let Some(cases) = r["platforms"][0]["cases"].as_array_mut() {
                         let dropped = cases.remove(0);
                         let passed = dropped["verdict"] == "pass";
-                        let sum = &mut r["summary"];
+                        let sum = &mut r["platforms"][0]["summary"];
                         sum["total"] = (sum["total"].as_u64().unwrap_or(1) - 1).into();
                         let key = if passed { "passed" } else { "failed" };
                         sum[key] = (sum[key].as_u64().unwrap_or(1).saturating_sub(1)).into();
                     }
                     if let Some(files) = r["files"].as_object_mut() {
-                        files.retain(|k, _| !k.starts_with(&format!("evidence/cases/{id}/")));
+                        files.retain(|k, _| !k.starts_with(&c.p(&format!("evidence/cases/{id}/"))));
                     }
                 })
             },
@@ -448,7 +456,7 @@ pub fn mutations() -> Vec<Mutation> {
             false,
             |c| {
                 let id = c.first_case()?;
-                std::fs::remove_dir_all(c.path(&format!("evidence/cases/{id}")))
+                std::fs::remove_dir_all(c.path(&c.p(&format!("evidence/cases/{id}"))))
                     .map_err(|e| e.to_string())?;
                 c.edit(MATRIX_FILE, |m| {
                     if let Some(cases) = m["cases"].as_array_mut() {
@@ -456,7 +464,7 @@ pub fn mutations() -> Vec<Mutation> {
                     }
                 })?;
                 let matrix_sha = sha256_hex(&c.read(MATRIX_FILE)?);
-                c.edit("evidence/summary.json", |s| {
+                c.edit(&c.p("evidence/summary.json"), |s| {
                     s["matrixSha256"] = matrix_sha.clone().into();
                     if let Some(ids) = s["caseIds"].as_array_mut() {
                         ids.retain(|k| k != id.as_str());
@@ -464,18 +472,18 @@ pub fn mutations() -> Vec<Mutation> {
                     s["total"] = (s["total"].as_u64().unwrap_or(1) - 1).into();
                     s["passed"] = (s["passed"].as_u64().unwrap_or(1).saturating_sub(1)).into();
                 })?;
-                c.relist("evidence/summary.json")?;
+                c.relist(&c.p("evidence/summary.json"))?;
                 c.relist(MATRIX_FILE)?;
                 c.edit_receipt(|r| {
-                    r["inputs"]["matrixSha256"] = matrix_sha.clone().into();
-                    if let Some(cases) = r["cases"].as_array_mut() {
+                    r["matrix"]["sha256"] = matrix_sha.clone().into();
+                    if let Some(cases) = r["platforms"][0]["cases"].as_array_mut() {
                         cases.remove(0);
                     }
-                    let sum = &mut r["summary"];
+                    let sum = &mut r["platforms"][0]["summary"];
                     sum["total"] = (sum["total"].as_u64().unwrap_or(1) - 1).into();
                     sum["passed"] = (sum["passed"].as_u64().unwrap_or(1).saturating_sub(1)).into();
                     if let Some(files) = r["files"].as_object_mut() {
-                        files.retain(|k, _| !k.starts_with(&format!("evidence/cases/{id}/")));
+                        files.retain(|k, _| !k.starts_with(&c.p(&format!("evidence/cases/{id}/"))));
                     }
                 })
             },
@@ -538,8 +546,8 @@ pub fn mutations() -> Vec<Mutation> {
             false,
             |c| {
                 c.edit_receipt(|r| {
-                    let p = r["summary"]["passed"].as_u64().unwrap_or(0);
-                    r["summary"]["passed"] = (p + 1).into();
+                    let p = r["platforms"][0]["summary"]["passed"].as_u64().unwrap_or(0);
+                    r["platforms"][0]["summary"]["passed"] = (p + 1).into();
                 })
             },
         ),
@@ -550,7 +558,7 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit_listed(CONTAINER_INSPECT_FILE, |d| {
+                c.edit_listed(&c.p(CONTAINER_INSPECT_FILE), |d| {
                     d["HostConfig"]["NetworkMode"] = "bridge".into()
                 })
             },
@@ -561,7 +569,7 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit_listed(CONTAINER_INSPECT_FILE, |d| {
+                c.edit_listed(&c.p(CONTAINER_INSPECT_FILE), |d| {
                     d["HostConfig"]["ReadonlyRootfs"] = false.into()
                 })
             },
@@ -572,7 +580,7 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit_listed(CONTAINER_INSPECT_FILE, |d| {
+                c.edit_listed(&c.p(CONTAINER_INSPECT_FILE), |d| {
                     d["HostConfig"]["Binds"] = json!(["/var/run/docker.sock:/var/run/docker.sock"])
                 })
             },
@@ -583,7 +591,7 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit_listed(CONTAINER_INSPECT_FILE, |d| {
+                c.edit_listed(&c.p(CONTAINER_INSPECT_FILE), |d| {
                     d["HostConfig"]["CapDrop"] = Value::Null
                 })
             },
@@ -594,7 +602,7 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit_listed(CONTAINER_INSPECT_FILE, |d| {
+                c.edit_listed(&c.p(CONTAINER_INSPECT_FILE), |d| {
                     d["HostConfig"]["PidsLimit"] = Value::Null
                 })
             },
@@ -605,8 +613,8 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit_listed("evidence/boundary.json", |o| o["uid"] = 0.into())?;
-                c.edit_receipt(|r| r["boundary"]["observed"]["uid"] = 0.into())
+                c.edit_listed(&c.p("evidence/boundary.json"), |o| o["uid"] = 0.into())?;
+                c.edit_receipt(|r| r["platforms"][0]["boundary"]["observed"]["uid"] = 0.into())
             },
         ),
         m(
@@ -620,8 +628,8 @@ pub fn mutations() -> Vec<Mutation> {
                         list.push("eth0".into());
                     }
                 };
-                c.edit_listed("evidence/boundary.json", |o| add(&mut o["netInterfaces"]))?;
-                c.edit_receipt(|r| add(&mut r["boundary"]["observed"]["netInterfaces"]))
+                c.edit_listed(&c.p("evidence/boundary.json"), |o| add(&mut o["netInterfaces"]))?;
+                c.edit_receipt(|r| add(&mut r["platforms"][0]["boundary"]["observed"]["netInterfaces"]))
             },
         ),
         m(
@@ -633,8 +641,8 @@ pub fn mutations() -> Vec<Mutation> {
                 c.edit_listed(POLICY_FILE, |p| p["networkMode"] = "bridge".into())?;
                 let sha = sha256_hex(&c.read(POLICY_FILE)?);
                 c.edit_receipt(|r| {
-                    r["inputs"]["boundaryPolicySha256"] = sha.into();
-                    r["boundary"]["policy"]["networkMode"] = "bridge".into();
+                    r["boundaryPolicySha256"] = sha.into();
+                    r["platforms"][0]["boundary"]["policy"]["networkMode"] = "bridge".into();
                 })
             },
         ),
@@ -645,9 +653,9 @@ pub fn mutations() -> Vec<Mutation> {
             false,
             |c| {
                 c.edit_receipt(|r| {
-                    r["boundary"]["appliedFailures"] =
+                    r["platforms"][0]["boundary"]["appliedFailures"] =
                         json!(["network-mode: expected none, got bridge"]);
-                    r["boundary"]["appliedMeetsPolicy"] = false.into();
+                    r["platforms"][0]["boundary"]["appliedMeetsPolicy"] = false.into();
                 })
             },
         ),
@@ -659,7 +667,7 @@ pub fn mutations() -> Vec<Mutation> {
             false,
             |c| {
                 c.edit_receipt(|r| {
-                    r["inputs"]["imageId"] = format!("sha256:{}", sha256_hex(b"other image")).into()
+                    r["platforms"][0]["inputs"]["imageId"] = format!("sha256:{}", sha256_hex(b"other image")).into()
                 })
             },
         ),
@@ -669,14 +677,14 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit(IMAGE_CONFIG_FILE, |cfg| {
+                c.edit(&c.p(IMAGE_CONFIG_FILE), |cfg| {
                     cfg["config"]["User"] = "0:0".into()
                 })?;
-                let sha = sha256_hex(&c.read(IMAGE_CONFIG_FILE)?);
-                c.relist(IMAGE_CONFIG_FILE)?;
+                let sha = sha256_hex(&c.read(&c.p(IMAGE_CONFIG_FILE))?);
+                c.relist(&c.p(IMAGE_CONFIG_FILE))?;
                 c.edit_receipt(|r| {
-                    r["inputs"]["imageId"] = format!("sha256:{sha}").into();
-                    r["inputs"]["imageConfigSha256"] = sha.clone().into();
+                    r["platforms"][0]["inputs"]["imageId"] = format!("sha256:{sha}").into();
+                    r["platforms"][0]["inputs"]["imageConfigSha256"] = sha.clone().into();
                 })
             },
         ),
@@ -687,7 +695,7 @@ pub fn mutations() -> Vec<Mutation> {
             false,
             |c| {
                 c.edit_receipt(|r| {
-                    r["inputs"]["layerDiffIds"] =
+                    r["platforms"][0]["inputs"]["layerDiffIds"] =
                         json!([format!("sha256:{}", sha256_hex(b"other layer"))])
                 })
             },
@@ -698,7 +706,7 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit_receipt(|r| r["inputs"]["runnerSha256"] = sha256_hex(b"other runner").into())
+                c.edit_receipt(|r| r["platforms"][0]["inputs"]["runnerSha256"] = sha256_hex(b"other runner").into())
             },
         ),
         m(
@@ -708,7 +716,7 @@ pub fn mutations() -> Vec<Mutation> {
             false,
             |c| {
                 c.edit_receipt(|r| {
-                    r["inputs"]["candidateArchive"]["sha256"] = sha256_hex(b"other archive").into()
+                    r["platforms"][0]["inputs"]["candidateArchive"]["sha256"] = sha256_hex(b"other archive").into()
                 })
             },
         ),
@@ -718,7 +726,7 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit_listed(PACK_MANIFEST_FILE, |p| {
+                c.edit_listed(&c.p(PACK_MANIFEST_FILE), |p| {
                     p["runtime"][0]["sha256"] = sha256_hex(b"other file").into()
                 })
             },
@@ -730,10 +738,10 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit_listed("evidence/controls.json", |k| {
+                c.edit_listed(&c.p("evidence/controls.json"), |k| {
                     k["positive"]["markerAppeared"] = false.into()
                 })?;
-                c.edit_receipt(|r| r["controls"]["positive"]["markerAppeared"] = false.into())
+                c.edit_receipt(|r| r["platforms"][0]["controls"]["positive"]["markerAppeared"] = false.into())
             },
         ),
         m(
@@ -742,10 +750,10 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit_listed("evidence/controls.json", |k| {
+                c.edit_listed(&c.p("evidence/controls.json"), |k| {
                     k["negative"]["caught"] = false.into()
                 })?;
-                c.edit_receipt(|r| r["controls"]["negative"]["caught"] = false.into())
+                c.edit_receipt(|r| r["platforms"][0]["controls"]["negative"]["caught"] = false.into())
             },
         ),
         m(
@@ -804,7 +812,7 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                let rel = format!("{EVIDENCE_DIR}/{NEGATIVE_CONTROL_RECORD_FILE}");
+                let rel = c.p(&format!("{EVIDENCE_DIR}/{NEGATIVE_CONTROL_RECORD_FILE}"));
                 std::fs::remove_file(c.path(&rel)).map_err(|e| format!("remove {rel}: {e}"))?;
                 c.relist(&rel)
             },
@@ -831,8 +839,8 @@ pub fn mutations() -> Vec<Mutation> {
                     e["timedOut"] = true.into();
                     e["status"] = "timed-out".into();
                 };
-                c.edit_listed(EXECUTION_FILE, edit)?;
-                c.edit_receipt(|r| edit(&mut r["execution"]))
+                c.edit_listed(&c.p(EXECUTION_FILE), edit)?;
+                c.edit_receipt(|r| edit(&mut r["platforms"][0]["execution"]))
             },
         ),
         m(
@@ -841,8 +849,8 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit_listed(EXECUTION_FILE, |e| e["oomKilled"] = true.into())?;
-                c.edit_receipt(|r| r["execution"]["oomKilled"] = true.into())
+                c.edit_listed(&c.p(EXECUTION_FILE), |e| e["oomKilled"] = true.into())?;
+                c.edit_receipt(|r| r["platforms"][0]["execution"]["oomKilled"] = true.into())
             },
         ),
         m(
@@ -858,7 +866,7 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                let deadline_ms = c.json(EXECUTION_FILE)?["deadlineSeconds"]
+                let deadline_ms = c.json(&c.p(EXECUTION_FILE))?["deadlineSeconds"]
                     .as_u64()
                     .unwrap_or(180)
                     * 1000;
@@ -922,8 +930,8 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                std::fs::remove_file(c.path("evidence/summary.json")).map_err(|e| e.to_string())?;
-                c.relist("evidence/summary.json")
+                std::fs::remove_file(c.path(&c.p("evidence/summary.json"))).map_err(|e| e.to_string())?;
+                c.relist(&c.p("evidence/summary.json"))
             },
         ),
         m(
@@ -931,7 +939,7 @@ pub fn mutations() -> Vec<Mutation> {
             "the volume was not removed",
             true,
             false,
-            |c| c.edit_receipt(|r| r["cleanup"]["volumeRemoved"] = false.into()),
+            |c| c.edit_receipt(|r| r["platforms"][0]["cleanup"]["volumeRemoved"] = false.into()),
         ),
         // Signatures: the copy is signed with a throw-away key first.
         m(
@@ -1007,6 +1015,161 @@ pub fn mutations() -> Vec<Mutation> {
                     ENVELOPE_FILE,
                     &serde_json::to_vec(&envelope).map_err(|e| e.to_string())?,
                 )
+            },
+        ),
+        // The bound inputs (schema 2): the layer is regenerated from the bundle's own bytes.
+        m(
+            "layer-listing-edited",
+            "the layer listing names another matrix digest, re-listed",
+            true,
+            false,
+            |c| {
+                let rel = c.p(LAYER_MANIFEST_FILE);
+                c.edit_listed(&rel, |m| {
+                    if let Some(entries) = m["entries"].as_array_mut() {
+                        for e in entries {
+                            if e["path"] == crate::layout::MATRIX_PATH {
+                                e["sha256"] = sha256_hex(b"another matrix").into();
+                            }
+                        }
+                    }
+                })
+            },
+        ),
+        m(
+            "matrix-stripped-digests-recomputed",
+            "the matrix stripped of all but one canary; matrix, summaries and layer listing digests all updated",
+            true,
+            false,
+            |c| {
+                c.edit(MATRIX_FILE, |m| {
+                    if let Some(canaries) = m["canaries"].as_array_mut() {
+                        canaries.truncate(1);
+                    }
+                })?;
+                c.relist(MATRIX_FILE)?;
+                let bytes = c.read(MATRIX_FILE)?;
+                let sha = sha256_hex(&bytes);
+                let platforms = c.receipt()?["platforms"]
+                    .as_array()
+                    .map(|a| a.len())
+                    .unwrap_or(0);
+                for i in 0..platforms {
+                    let dir = c.receipt()?["platforms"][i]["dir"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    let summary = format!("{dir}/evidence/summary.json");
+                    c.edit(&summary, |s| s["matrixSha256"] = sha.clone().into())?;
+                    c.relist(&summary)?;
+                    let layer = format!("{dir}/{LAYER_MANIFEST_FILE}");
+                    c.edit(&layer, |m| {
+                        if let Some(entries) = m["entries"].as_array_mut() {
+                            for e in entries {
+                                if e["path"] == crate::layout::MATRIX_PATH {
+                                    e["sha256"] = sha.clone().into();
+                                    e["size"] = (bytes.len() as u64).into();
+                                }
+                            }
+                        }
+                    })?;
+                    c.relist(&layer)?;
+                }
+                c.edit_receipt(|r| r["matrix"]["sha256"] = sha.clone().into())
+            },
+        ),
+        m(
+            "candidate-relabelled",
+            "the first platform claims it tested another archive (the other platform's, or fresh bytes): blob, pack manifest, receipt and blob index updated",
+            true,
+            false,
+            |c| {
+                let receipt = c.receipt()?;
+                let first = &receipt["platforms"][0]["inputs"]["candidateArchive"];
+                let other = receipt["platforms"][1]["inputs"]["candidateArchive"].clone();
+                let (name, sha, bytes) = if other.is_object() {
+                    let sha = other["sha256"].as_str().unwrap_or_default().to_string();
+                    let bytes = c.read(&blob_path(&sha))?;
+                    (other["name"].as_str().unwrap_or_default().to_string(), sha, bytes)
+                } else {
+                    let files = vec![crate::archive::ArchiveFile {
+                        path: crate::archive::ARCHIVE_BIN.into(),
+                        mode: 0o755,
+                        bytes: b"\x7fELF relabelled".to_vec(),
+                    }];
+                    let bytes = crate::archive::write_archive(&files);
+                    (
+                        first["name"].as_str().unwrap_or_default().to_string(),
+                        sha256_hex(&bytes),
+                        bytes,
+                    )
+                };
+                c.write(&blob_path(&sha), &bytes)?;
+                c.relist(&blob_path(&sha))?;
+                let files =
+                    crate::archive::read_archive(&name, &bytes).map_err(|e| e.to_string())?;
+                let manifest = crate::archive::manifest(&name, &bytes, &files);
+                let rel = c.p(PACK_MANIFEST_FILE);
+                c.put_json(&rel, &serde_json::to_value(&manifest).map_err(|e| e.to_string())?)?;
+                c.relist(&rel)?;
+                let platform = receipt["platforms"][0]["platform"].clone();
+                c.edit_receipt(|r| {
+                    let old = r["platforms"][0]["inputs"]["candidateArchive"]["sha256"].clone();
+                    r["platforms"][0]["inputs"]["candidateArchive"] =
+                        json!({"name": name, "sha256": sha});
+                    r["platforms"][0]["inputs"]["runtimeManifestSha256"] =
+                        manifest.runtime_manifest_sha256.clone().into();
+                    if let Some(blobs) = r["blobs"].as_array_mut() {
+                        for b in blobs.iter_mut() {
+                            let is_old = b["sha256"] == old;
+                            if let Some(uses) = b["uses"].as_array_mut() {
+                                uses.retain(|u| {
+                                    !(is_old
+                                        && u["role"] == "candidate-archive"
+                                        && u["platform"] == platform)
+                                });
+                            }
+                        }
+                        let used = json!({"role": "candidate-archive", "platform": platform, "name": name});
+                        match blobs.iter_mut().find(|b| b["sha256"] == sha.as_str()) {
+                            Some(b) => {
+                                if let Some(uses) = b["uses"].as_array_mut() {
+                                    uses.push(used);
+                                }
+                            }
+                            None => blobs.push(json!({"sha256": sha, "size": bytes.len(), "uses": [used]})),
+                        }
+                        blobs.retain(|b| b["uses"].as_array().is_some_and(|u| !u.is_empty()));
+                        blobs.sort_by(|a, b| {
+                            a["sha256"].as_str().unwrap_or("").cmp(b["sha256"].as_str().unwrap_or(""))
+                        });
+                    }
+                })
+            },
+        ),
+        m(
+            "platform-dropped-silently",
+            "the second platform's run removed from the receipt and the bundle, the counts updated, nothing said about it",
+            true,
+            false,
+            |c| {
+                let receipt = c.receipt()?;
+                let Some(dir) = receipt["platforms"][1]["dir"].as_str() else {
+                    return Err("the bundle has one platform".into());
+                };
+                std::fs::remove_dir_all(c.path(dir)).map_err(|e| e.to_string())?;
+                let dir = format!("{dir}/");
+                c.edit_receipt(|r| {
+                    if let Some(p) = r["platforms"].as_array_mut() {
+                        p.truncate(1);
+                    }
+                    let cases = r["platforms"][0]["summary"]["total"].clone();
+                    let passed = r["platforms"][0]["summary"]["passed"].clone();
+                    r["summary"] = json!({"platforms": 1, "platformsPassed": 1, "cases": cases, "casesPassed": passed});
+                    if let Some(files) = r["files"].as_object_mut() {
+                        files.retain(|k, _| !k.starts_with(&dir));
+                    }
+                })
             },
         ),
     ]
@@ -1090,6 +1253,11 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
     if !report.verified {
         return Err(SelfTestError::BaseRejected(report.failed_ids().join(", ")));
     }
+    let pdir = std::fs::read(base.join(RECEIPT_FILE))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|r| r["platforms"][0]["dir"].as_str().map(str::to_string))
+        .ok_or_else(|| SelfTestError::BaseRejected("the receipt names no platform".into()))?;
     let (key_pem, public_pem) =
         dsse::generate_keypair_pem().map_err(|e| SelfTestError::Sign(e.to_string()))?;
     // The signed base must verify with the key too, or the signature rows prove nothing.
@@ -1118,6 +1286,7 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
         let mut copy = Copy {
             dir: dir.clone(),
             key_pem: key_pem.clone(),
+            pdir: pdir.clone(),
         };
         let options = if mutation.signed {
             keyed.clone()

@@ -8,7 +8,7 @@ use scopebox_receipts::verify::{verify_dir, BundleErrorKind, VerifyOptions};
 fn a_symlinked_capture_is_rejected_even_with_identical_bytes() {
     let tmp = tempdir();
     let bundle = specimen(tmp.path(), 1);
-    let stdout = bundle.join("evidence/cases/case-000/stdout");
+    let stdout = bundle.join("platforms/linux-amd64/evidence/cases/case-000/stdout");
     let outside = tmp.path().join("outside");
     std::fs::copy(&stdout, &outside).unwrap();
     std::fs::remove_file(&stdout).unwrap();
@@ -22,7 +22,7 @@ fn a_symlinked_capture_is_rejected_even_with_identical_bytes() {
         .unwrap();
     assert_eq!(
         kinds.failures,
-        vec!["evidence/cases/case-000/stdout is a symlink"]
+        vec!["platforms/linux-amd64/evidence/cases/case-000/stdout is a symlink"]
     );
 }
 
@@ -45,7 +45,7 @@ fn a_symlinked_receipt_makes_the_bundle_unreadable() {
 fn a_fifo_in_the_bundle_is_rejected_without_blocking() {
     let tmp = tempdir();
     let bundle = specimen(tmp.path(), 1);
-    let fifo = bundle.join("evidence/pipe");
+    let fifo = bundle.join("platforms/linux-amd64/evidence/pipe");
     let status = std::process::Command::new("mkfifo").arg(&fifo).status();
     if !matches!(status, Ok(s) if s.success()) {
         eprintln!("skipping: mkfifo unavailable");
@@ -62,10 +62,10 @@ fn garbage_receipt_is_unreadable_and_garbage_records_are_failed_checks() {
     let bundle = specimen(tmp.path(), 2);
     // Garbage inside the bundle: failed checks naming the file, not a crash.
     for rel in [
-        "evidence/cases/case-001/record.json",
-        "outer/execution.json",
-        "inputs/image-layer.json",
-        "evidence/controls.json",
+        "platforms/linux-amd64/evidence/cases/case-001/record.json",
+        "platforms/linux-amd64/outer/execution.json",
+        "platforms/linux-amd64/inputs/image-layer.json",
+        "platforms/linux-amd64/evidence/controls.json",
     ] {
         std::fs::write(bundle.join(rel), b"\x00\xff{not json").unwrap();
         relist(&bundle, rel);
@@ -75,8 +75,8 @@ fn garbage_receipt_is_unreadable_and_garbage_records_are_failed_checks() {
     let all: Vec<&String> = report.checks.iter().flat_map(|c| &c.failures).collect();
     for rel in [
         "case-001/record.json",
-        "outer/execution.json",
-        "inputs/image-layer.json",
+        "platforms/linux-amd64/outer/execution.json",
+        "platforms/linux-amd64/inputs/image-layer.json",
     ] {
         assert!(
             all.iter()
@@ -89,7 +89,7 @@ fn garbage_receipt_is_unreadable_and_garbage_records_are_failed_checks() {
     let run = verify_bin(&[bundle.to_str().unwrap()]);
     assert_eq!(run.code, 2);
     assert!(
-        run.stderr.contains("does not parse as a version 1 receipt"),
+        run.stderr.contains("does not parse as a version 2 receipt"),
         "{}",
         run.stderr
     );

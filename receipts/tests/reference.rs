@@ -1,9 +1,11 @@
-//! The committed reference bundle (`tests/reference-bundle/`), produced by a real
-//! `scopebox run` against the Docker engine with a 4-case subset of the claude-code matrix
-//! (`--matrix` of the bundle's own `inputs/matrix.json`; the candidate packed by `scopebox pack`
-//! from a clean export of the committed tree, passed with `--candidate --expect-sha256`) and
+//! The committed reference bundle (`tests/reference-bundle/`, schema 2), produced by a real
+//! two-platform `scopebox run` against the Docker engine — linux/amd64 natively and linux/arm64
+//! under qemu-user on an x86_64 host — with a 4-case subset of the claude-code matrix
+//! (`--matrix` of the bundle's own `inputs/matrix.json`; both candidates packed by `scopebox
+//! pack` from the committed tree, passed with one `--candidate --expect-sha256` pair each) and
 //! signed with a throw-away key whose public half is `tests/reference-key.pub.pem` (the private
-//! half was discarded). It carries the lifecycle log and the raw control records. It verifies as
+//! half was discarded). It carries the bytes every layer was made of (`inputs/blobs/`), the
+//! lifecycle logs and the raw control records. It verifies as
 //! committed, with and without the key; it fails under another key; and every mutation class
 //! applied to it is rejected, the lifecycle and control classes by the checks that recompute
 //! them.
@@ -28,10 +30,25 @@ fn the_reference_bundle_verifies_with_its_key() {
     ]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("✓ signature.verified"));
-    assert!(run.stdout.contains("✓ cases.verdicts"));
-    assert!(run.stdout.contains("✓ boundary.observed"));
-    assert!(run.stdout.contains("✓ execution.lifecycle"));
-    assert!(run.stdout.contains("✓ controls.negative"));
+    for platform in ["linux-amd64", "linux-arm64"] {
+        for check in [
+            "cases.verdicts",
+            "boundary.observed",
+            "boundary.machine",
+            "image.regenerated",
+            "image.elf",
+            "execution.lifecycle",
+            "controls.negative",
+        ] {
+            assert!(
+                run.stdout.contains(&format!("✓ {platform}/{check}")),
+                "{platform}/{check}: {}",
+                run.stdout
+            );
+        }
+    }
+    assert!(run.stdout.contains("(emulated)"), "{}", run.stdout);
+    assert!(run.stdout.contains("signer   key id "), "{}", run.stdout);
 }
 
 #[test]

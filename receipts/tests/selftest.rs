@@ -65,11 +65,11 @@ pub fn assert_recomputing_checks_reject(report: &selftest::SelfTestReport) {
         "execution-inspect-after-removal",
         "execution-removal-unrecorded",
     ] {
-        assert_eq!(by(class), ["execution.lifecycle"], "{class}");
+        assert_eq!(by(class), ["linux-amd64/execution.lifecycle"], "{class}");
     }
     // Recast as timed out, it fails `execution.completed` too; the order check must fire anyway.
     assert!(
-        by("execution-export-before-kill").contains(&"execution.lifecycle".to_string()),
+        by("execution-export-before-kill").contains(&"linux-amd64/execution.lifecycle".to_string()),
         "{:?}",
         by("execution-export-before-kill")
     );
@@ -80,11 +80,35 @@ pub fn assert_recomputing_checks_reject(report: &selftest::SelfTestReport) {
         "negative-control-record-removed",
         "negative-control-missed",
     ] {
-        assert_eq!(by(class), ["controls.negative"], "{class}");
+        assert_eq!(by(class), ["linux-amd64/controls.negative"], "{class}");
     }
     for class in ["positive-control-not-fired", "positive-control-failed"] {
-        assert_eq!(by(class), ["controls.positive"], "{class}");
+        assert_eq!(by(class), ["linux-amd64/controls.positive"], "{class}");
     }
+    // The bound inputs: each edit with every digest recomputed is caught by regenerating the
+    // layer from the bundled bytes.
+    for class in [
+        "layer-listing-edited",
+        "matrix-stripped-digests-recomputed",
+        "candidate-relabelled",
+    ] {
+        assert!(
+            by(class).contains(&"linux-amd64/image.regenerated".to_string()),
+            "{class}: {:?}",
+            by(class)
+        );
+    }
+    assert!(
+        by("matrix-stripped-digests-recomputed")
+            .contains(&"linux-arm64/image.regenerated".to_string()),
+        "{:?}",
+        by("matrix-stripped-digests-recomputed")
+    );
+    assert!(
+        by("platform-dropped-silently").contains(&"blobs.bound".to_string()),
+        "{:?}",
+        by("platform-dropped-silently")
+    );
 }
 
 #[test]
@@ -116,7 +140,7 @@ fn the_self_test_binary_prints_the_table_and_exits_0() {
 fn a_bundle_that_does_not_verify_cannot_be_self_tested() {
     let tmp = tempdir();
     let bundle = specimen(tmp.path(), 1);
-    std::fs::write(bundle.join("evidence/extra"), b"x").unwrap();
+    std::fs::write(bundle.join("platforms/linux-amd64/evidence/extra"), b"x").unwrap();
     let err = selftest::run(&bundle).unwrap_err();
     assert!(err.to_string().contains("files.unlisted"), "{err}");
     assert_eq!(

@@ -81,35 +81,59 @@ fn the_statement_names_candidate_receipt_image_matrix_and_policy() {
         serde_json::from_slice(&dsse::decode_base64(&envelope.payload).unwrap()).unwrap();
     assert_eq!(statement.statement_type, "https://in-toto.io/Statement/v1");
     assert_eq!(statement.predicate_type, TEST_RESULT_PREDICATE);
-    assert_eq!(statement.subject.len(), 2);
-    assert_eq!(statement.subject[1].name, "receipt.json");
+    // Every platform's candidate archive, then the receipt.
+    assert_eq!(statement.subject.len(), 3);
+    assert_eq!(statement.subject[2].name, "receipt.json");
     assert_eq!(
-        statement.subject[1].digest["sha256"],
+        statement.subject[2].digest["sha256"],
         sha256_file(&bundle.join("receipt.json")).unwrap()
     );
     let receipt: serde_json::Value =
         serde_json::from_slice(&std::fs::read(bundle.join("receipt.json")).unwrap()).unwrap();
-    assert_eq!(
-        statement.subject[0].digest["sha256"],
-        receipt["inputs"]["candidateArchive"]["sha256"]
-    );
+    for (i, platform) in ["linux/amd64", "linux/arm64"].iter().enumerate() {
+        let run = &receipt["platforms"][i];
+        assert_eq!(run["platform"], *platform);
+        assert_eq!(
+            statement.subject[i].digest["sha256"],
+            run["inputs"]["candidateArchive"]["sha256"]
+        );
+        assert_eq!(
+            statement.subject[i].name,
+            run["inputs"]["candidateArchive"]["name"].as_str().unwrap()
+        );
+    }
     assert_eq!(statement.predicate.result, "PASSED");
     assert_eq!(
         statement.predicate.passed_tests,
-        vec!["case-000", "case-001"]
+        vec![
+            "linux-amd64/case-000",
+            "linux-amd64/case-001",
+            "linux-arm64/case-000",
+            "linux-arm64/case-001"
+        ]
     );
+    assert!(statement.predicate.warned_tests.is_empty());
     let names: Vec<&str> = statement
         .predicate
         .configuration
         .iter()
         .map(|d| d.name.as_str())
         .collect();
-    assert!(names.contains(&"image") && names.contains(&"inputs/matrix.json"));
+    assert!(names.contains(&"image linux/amd64") && names.contains(&"inputs/matrix.json"));
+    assert!(names.contains(&"image linux/arm64"));
     assert!(names.contains(&"inputs/boundary-policy.json"));
-    let image = &statement.predicate.configuration[0];
+    assert!(names.contains(&"inputs/image-recipe.json"));
+    let image = statement
+        .predicate
+        .configuration
+        .iter()
+        .find(|d| d.name == "image linux/arm64")
+        .unwrap();
     assert_eq!(
         format!("sha256:{}", image.digest["sha256"]),
-        receipt["inputs"]["imageId"].as_str().unwrap()
+        receipt["platforms"][1]["inputs"]["imageId"]
+            .as_str()
+            .unwrap()
     );
 }
 
@@ -188,7 +212,7 @@ fn a_rejected_bundle_is_signed_as_failed_and_still_rejected() {
     let tmp = tempdir();
     let bundle = specimen(tmp.path(), 1);
     edit_json(&bundle.join("receipt.json"), |r| {
-        r["cleanup"]["volumeRemoved"] = false.into()
+        r["platforms"][0]["cleanup"]["volumeRemoved"] = false.into()
     });
     let (private, public) = keypair(tmp.path(), "k");
     let envelope = sign_bundle(&bundle, &private).unwrap();
@@ -202,7 +226,7 @@ fn a_rejected_bundle_is_signed_as_failed_and_still_rejected() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("✗ execution.cleanup"));
+    assert!(run.stdout.contains("✗ linux-amd64/execution.cleanup"));
 }
 
 /// The DSSE repository's ed25519 test vectors (testvectors/vectors.json): each envelope with

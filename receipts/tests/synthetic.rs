@@ -5,6 +5,7 @@
 //! (`schema/tests/fixtures/container-inspect.json`), re-labelled for the synthetic run, and every
 //! other outer record is made up to be consistent.
 
+use scopebox_receipts::image::Recipe;
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::evidence::{
     CaseRecord, Controls, ExecutedCommand, FixtureObservation, InnerBoundary,
@@ -19,6 +20,7 @@ use scopebox_schema::judge::{
 };
 use scopebox_schema::layout;
 use scopebox_schema::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
+use scopebox_schema::platform::Platform;
 use scopebox_schema::receipt::*;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -168,8 +170,34 @@ impl Writer<'_> {
     }
 }
 
-/// Write a consistent bundle with `cases` passing cases into `dir` (created if needed).
+/// A 64-byte ELF header of `platform`'s machine, then `tag`: enough for every ELF check.
+pub fn fake_elf(platform: Platform, tag: &[u8]) -> Vec<u8> {
+    let mut elf = vec![0u8; 64];
+    elf[..4].copy_from_slice(b"\x7fELF");
+    elf[4] = 2;
+    elf[5] = 1;
+    elf[18..20].copy_from_slice(&platform.elf_machine().to_le_bytes());
+    elf.extend_from_slice(tag);
+    elf
+}
+
+/// The recipe the synthetic images are generated from (the project's own).
+pub const RECIPE: &[u8] = include_bytes!("../../images/recipe.json");
+
+/// Write a consistent bundle with `cases` passing cases on both platforms (amd64 native, arm64
+/// emulated on an x86_64 engine) into `dir` (created if needed). Every image is generated with
+/// the shared generator from synthetic blobs, so the verifier's regeneration must agree.
 pub fn write_bundle(dir: &Path, cases: usize) -> std::io::Result<()> {
+    write_bundle_for(dir, cases, &Platform::ALL, &[])
+}
+
+/// `write_bundle` for the given platforms; `not_covered` platforms are recorded as such.
+pub fn write_bundle_for(
+    dir: &Path,
+    cases: usize,
+    platforms: &[Platform],
+    not_covered: &[Platform],
+) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut w = Writer {
         dir,
@@ -177,7 +205,7 @@ pub fn write_bundle(dir: &Path, cases: usize) -> std::io::Result<()> {
     };
     let policy = scopebox_receipts::verify::reference_policy();
 
-    // Inputs.
+    // Shared inputs.
     let matrix = matrix(cases);
     let matrix_bytes = serde_json::to_vec_pretty(&matrix).map_err(std::io::Error::other)?;
     let matrix_sha = w.put(MATRIX_FILE, &matrix_bytes)?;
@@ -185,233 +213,276 @@ pub fn write_bundle(dir: &Path, cases: usize) -> std::io::Result<()> {
         POLICY_FILE,
         scopebox_receipts::verify::REFERENCE_POLICY_JSON.as_bytes(),
     )?;
-    let candidate_bytes = b"\x7fELF synthetic mcpscope".to_vec();
-    let runtime = vec![
-        RuntimeFile {
-            path: "LICENSE".into(),
-            size: 10,
-            mode: "0644".into(),
-            sha256: sha256_hex(b"Apache-2.0"),
-        },
-        RuntimeFile {
-            path: "bin/mcpscope".into(),
-            size: candidate_bytes.len() as u64,
-            mode: "0755".into(),
-            sha256: sha256_hex(&candidate_bytes),
-        },
-    ];
-    let runtime_sha = sha256_hex(&serde_json::to_vec(&runtime).map_err(std::io::Error::other)?);
-    let archive = NamedDigest {
-        name: "mcpscope-0.1.0-x86_64-unknown-linux-gnu.tar.gz".into(),
-        sha256: sha256_hex(b"synthetic archive"),
-    };
-    w.put_json(
-        PACK_MANIFEST_FILE,
-        &PackManifest {
-            schema_version: 1,
-            archive: archive.clone(),
-            archive_size: 4096,
-            runtime_manifest_sha256: runtime_sha.clone(),
-            runtime: runtime.clone(),
-        },
-    )?;
-    let runner_sha = sha256_hex(b"synthetic runner");
-    let sentinel_sha = sha256_hex(b"synthetic sentinel");
-    let diff_id = format!("sha256:{}", sha256_hex(b"synthetic layer"));
-    let dir_entry = |path: &str, uid: u32| LayerEntry {
-        path: path.into(),
-        kind: "dir".into(),
-        mode: "0755".into(),
-        uid,
-        gid: uid,
-        size: 0,
-        sha256: None,
-    };
-    let file_entry = |path: &str, size: u64, sha: &str, mode: &str| LayerEntry {
-        path: path.into(),
-        kind: "file".into(),
-        mode: mode.into(),
-        uid: 0,
-        gid: 0,
-        size,
-        sha256: Some(sha.into()),
-    };
-    let mut entries = vec![
-        dir_entry("/evidence", 1000),
-        dir_entry("/scopebox", 0),
-        dir_entry("/scopebox/bin", 0),
-        file_entry(layout::RUNNER_BIN, 16, &runner_sha, "0755"),
-        file_entry(layout::SENTINEL_BIN, 18, &sentinel_sha, "0755"),
-        dir_entry("/scopebox/candidate", 0),
-        dir_entry("/scopebox/candidate/bin", 0),
-        file_entry(
-            layout::MATRIX_PATH,
-            matrix_bytes.len() as u64,
-            &matrix_sha,
-            "0644",
-        ),
-    ];
-    for f in &runtime {
-        entries.push(file_entry(
-            &format!("{}/{}", layout::CANDIDATE_DIR, f.path),
-            f.size,
-            &f.sha256,
-            &f.mode,
-        ));
-    }
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    w.put_json(
-        LAYER_MANIFEST_FILE,
-        &LayerManifest {
-            diff_id: diff_id.clone(),
-            entries,
-        },
-    )?;
-    let config = serde_json::json!({
-        "architecture": "amd64",
-        "config": {"Entrypoint": [layout::RUNNER_BIN], "Env": ["PATH=/scopebox/bin"], "User": "1000:1000", "WorkingDir": "/"},
-        "created": "1970-01-01T00:00:00Z",
-        "os": "linux",
-        "rootfs": {"diff_ids": [diff_id], "type": "layers"}
-    });
-    let config_bytes = serde_json::to_vec(&config).map_err(std::io::Error::other)?;
-    let config_sha = w.put(IMAGE_CONFIG_FILE, &config_bytes)?;
-    let image_id = format!("sha256:{config_sha}");
+    let recipe_sha = w.put(RECIPE_FILE, RECIPE)?;
+    let recipe = Recipe::parse(RECIPE).map_err(std::io::Error::other)?;
+    let mut blobs: BTreeMap<String, Blob> = BTreeMap::new();
+    let mut runs = Vec::new();
+    let engine_arch = "x86_64";
 
-    // Outer records.
-    let mut inspect: serde_json::Value =
-        serde_json::from_str(INSPECT_FIXTURE).map_err(std::io::Error::other)?;
-    inspect["Image"] = image_id.clone().into();
-    inspect["Config"]["Image"] = image_id.clone().into();
-    inspect["Config"]["Labels"] = serde_json::json!({"scopebox.run": RUN_ID});
-    inspect["Path"] = layout::RUNNER_BIN.into();
-    w.put_json(CONTAINER_INSPECT_FILE, &inspect)?;
-    w.put_json(
-        IMAGE_INSPECT_FILE,
-        &serde_json::json!({"Id": image_id, "RootFS": {"Type": "layers", "Layers": [diff_id]}}),
-    )?;
-    let execution = Execution {
-        status: "exited".into(),
-        exit_code: Some(0),
-        signal: None,
-        timed_out: false,
-        oom_killed: false,
-        deadline_seconds: 180,
-        durations: Durations {
-            pack_ms: 900,
-            image_ms: 120,
-            run_ms: 2_300,
-            export_ms: 40,
-        },
-        events: [
-            (EventKind::VolumeCreated, 1_030),
-            (EventKind::ContainerCreated, 1_045),
-            (EventKind::Started, 1_090),
-            (EventKind::Exited, 3_390),
-            (EventKind::EvidenceExported, 3_430),
-            (EventKind::ContainerInspected, 3_436),
-            (EventKind::ImageInspected, 3_439),
-            (EventKind::ContainerRemoved, 3_480),
-            (EventKind::VolumeRemoved, 3_495),
-            (EventKind::Swept, 3_497),
-        ]
-        .into_iter()
-        .map(|(event, at_ms)| LifecycleEvent { event, at_ms })
-        .collect(),
-    };
-    w.put_json(EXECUTION_FILE, &execution)?;
-
-    // The evidence tree.
-    let observed = conforming_observation();
-    w.put_json("evidence/boundary.json", &observed)?;
-    let (positive, negative) = control_records(&matrix)?;
-    w.put_json(
-        &format!("evidence/{POSITIVE_CONTROL_RECORD_FILE}"),
-        &positive,
-    )?;
-    w.put_json(
-        &format!("evidence/{NEGATIVE_CONTROL_RECORD_FILE}"),
-        &negative,
-    )?;
-    w.put(&format!("evidence/{NEGATIVE_CONTROL_STDOUT_FILE}"), b"")?;
-    w.put(&format!("evidence/{NEGATIVE_CONTROL_STDERR_FILE}"), b"")?;
-    let controls = Controls {
-        positive: positive_control(&positive),
-        negative: negative_control(&matrix, &negative, b"", b"").0,
-    };
-    w.put_json("evidence/controls.json", &controls)?;
-    let mut case_entries = Vec::new();
-    for (i, case) in matrix.cases.iter().enumerate() {
-        let stdout = format!("{{\"schemaVersion\":1,\"servers\":[{{\"name\":\"s{i}\"}}]}}\n");
-        let stderr: &[u8] = b"";
-        let mut before = vec![FixtureObservation {
-            path: "/work/p".into(),
-            kind: "dir".into(),
-            mode: "0755".into(),
-            size: 0,
-            sha256: None,
-        }];
-        for entry in &case.fixture {
-            before.push(expected_observation(entry).map_err(std::io::Error::other)?);
+    for &platform in platforms {
+        let pdir = platform_dir(platform);
+        let candidate_files = vec![
+            scopebox_receipts::archive::ArchiveFile {
+                path: "LICENSE".into(),
+                mode: 0o644,
+                bytes: b"Apache-2.0".to_vec(),
+            },
+            scopebox_receipts::archive::ArchiveFile {
+                path: "bin/mcpscope".into(),
+                mode: 0o755,
+                bytes: fake_elf(platform, b"synthetic mcpscope"),
+            },
+        ];
+        let archive_name = format!("mcpscope-0.1.0-{}-linux.tar.gz", platform.machine());
+        let archive_bytes = scopebox_receipts::archive::write_archive(&candidate_files);
+        let pack =
+            scopebox_receipts::archive::manifest(&archive_name, &archive_bytes, &candidate_files);
+        let runner = fake_elf(platform, b"synthetic runner");
+        let sentinel = fake_elf(platform, b"synthetic sentinel");
+        let image = scopebox_receipts::image::build(
+            &recipe,
+            RECIPE,
+            &scopebox_receipts::image::Contents {
+                platform,
+                candidate: &candidate_files,
+                runner: &runner,
+                sentinel: &sentinel,
+                matrix: &matrix_bytes,
+                witnesses: &[],
+            },
+        )
+        .map_err(std::io::Error::other)?;
+        for (bytes, role, name) in [
+            (
+                &archive_bytes,
+                BlobRole::CandidateArchive,
+                archive_name.clone(),
+            ),
+            (&runner, BlobRole::Runner, layout::RUNNER_BIN.to_string()),
+            (
+                &sentinel,
+                BlobRole::Sentinel,
+                layout::SENTINEL_BIN.to_string(),
+            ),
+        ] {
+            let sha = w.put(&blob_path(&sha256_hex(bytes)), bytes)?;
+            blobs
+                .entry(sha.clone())
+                .or_insert_with(|| Blob {
+                    sha256: sha,
+                    size: bytes.len() as u64,
+                    uses: Vec::new(),
+                })
+                .uses
+                .push(BlobUse {
+                    role,
+                    platform,
+                    machine: None,
+                    name,
+                });
         }
-        before.sort();
-        let mut record = CaseRecord {
-            id: case.id.clone(),
-            argv: vec![
-                layout::CANDIDATE_BIN.into(),
-                "/work/p".into(),
-                "--json".into(),
-            ],
-            cwd: "/work".into(),
-            env: vec![
-                "HOME=/home/node".into(),
-                "LANG=C.UTF-8".into(),
-                "PATH=/scopebox/bin".into(),
-            ],
+        w.put_json(&format!("{pdir}/{PACK_MANIFEST_FILE}"), &pack)?;
+        w.put_json(
+            &format!("{pdir}/{LAYER_MANIFEST_FILE}"),
+            &image.layer_manifest,
+        )?;
+        let config_sha = w.put(&format!("{pdir}/{IMAGE_CONFIG_FILE}"), &image.config)?;
+        let image_id = image.id.clone();
+        let diff_id = image.diff_id.clone();
+
+        // Outer records.
+        let mut inspect: serde_json::Value =
+            serde_json::from_str(INSPECT_FIXTURE).map_err(std::io::Error::other)?;
+        inspect["Image"] = image_id.clone().into();
+        inspect["Config"]["Image"] = image_id.clone().into();
+        inspect["Config"]["Labels"] = serde_json::json!({"scopebox.run": RUN_ID});
+        inspect["Config"]["Env"] = serde_json::json!([
+            "PATH=/scopebox/bin",
+            "HOME=/home/node",
+            "LANG=C.UTF-8",
+            format!("{}={engine_arch}", layout::ENGINE_MACHINE_ENV)
+        ]);
+        inspect["Path"] = layout::RUNNER_BIN.into();
+        w.put_json(&format!("{pdir}/{CONTAINER_INSPECT_FILE}"), &inspect)?;
+        w.put_json(
+            &format!("{pdir}/{IMAGE_INSPECT_FILE}"),
+            &serde_json::json!({
+                "Id": image_id,
+                "Architecture": platform.oci_architecture(),
+                "RootFS": {"Type": "layers", "Layers": [diff_id]}
+            }),
+        )?;
+        let execution = Execution {
+            status: "exited".into(),
             exit_code: Some(0),
             signal: None,
             timed_out: false,
-            duration_micros: 1_500 + i as u64,
-            stdout_sha256: sha256_hex(stdout.as_bytes()),
-            stderr_sha256: sha256_hex(stderr),
-            fixtures_before: before.clone(),
-            fixtures_after: before,
-            marker_present: false,
-            verdict: Verdict {
-                pass: true,
-                failures: Vec::new(),
+            oom_killed: false,
+            deadline_seconds: 180,
+            durations: Durations {
+                pack_ms: 900,
+                image_ms: 120,
+                run_ms: 2_300,
+                export_ms: 40,
             },
+            events: [
+                (EventKind::VolumeCreated, 1_030),
+                (EventKind::ContainerCreated, 1_045),
+                (EventKind::Started, 1_090),
+                (EventKind::Exited, 3_390),
+                (EventKind::EvidenceExported, 3_430),
+                (EventKind::ContainerInspected, 3_436),
+                (EventKind::ImageInspected, 3_439),
+                (EventKind::ContainerRemoved, 3_480),
+                (EventKind::VolumeRemoved, 3_495),
+                (EventKind::Swept, 3_497),
+            ]
+            .into_iter()
+            .map(|(event, at_ms)| LifecycleEvent { event, at_ms })
+            .collect(),
         };
-        record.verdict = judge(&matrix, case, stdout.as_bytes(), stderr, &record);
-        let base = format!("evidence/cases/{}", case.id);
-        let stdout_sha = w.put(&format!("{base}/stdout"), stdout.as_bytes())?;
-        let stderr_sha = w.put(&format!("{base}/stderr"), stderr)?;
-        let record_sha = w.put_json(&format!("{base}/record.json"), &record)?;
-        case_entries.push(CaseEntry {
-            id: case.id.clone(),
-            verdict: if record.verdict.pass { "pass" } else { "fail" }.into(),
-            record_sha256: record_sha,
-            stdout_sha256: stdout_sha,
-            stderr_sha256: stderr_sha,
+        w.put_json(&format!("{pdir}/{EXECUTION_FILE}"), &execution)?;
+
+        // The evidence tree.
+        let mut observed = conforming_observation();
+        observed.machine = platform.machine().to_string();
+        w.put_json(&format!("{pdir}/evidence/boundary.json"), &observed)?;
+        let (positive, negative) = control_records(&matrix)?;
+        w.put_json(
+            &format!("{pdir}/evidence/{POSITIVE_CONTROL_RECORD_FILE}"),
+            &positive,
+        )?;
+        w.put_json(
+            &format!("{pdir}/evidence/{NEGATIVE_CONTROL_RECORD_FILE}"),
+            &negative,
+        )?;
+        w.put(
+            &format!("{pdir}/evidence/{NEGATIVE_CONTROL_STDOUT_FILE}"),
+            b"",
+        )?;
+        w.put(
+            &format!("{pdir}/evidence/{NEGATIVE_CONTROL_STDERR_FILE}"),
+            b"",
+        )?;
+        let controls = Controls {
+            positive: positive_control(&positive),
+            negative: negative_control(&matrix, &negative, b"", b"").0,
+        };
+        w.put_json(&format!("{pdir}/evidence/controls.json"), &controls)?;
+        let mut case_entries = Vec::new();
+        for (i, case) in matrix.cases.iter().enumerate() {
+            let stdout = format!("{{\"schemaVersion\":1,\"servers\":[{{\"name\":\"s{i}\"}}]}}\n");
+            let stderr: &[u8] = b"";
+            let mut before = vec![FixtureObservation {
+                path: "/work/p".into(),
+                kind: "dir".into(),
+                mode: "0755".into(),
+                size: 0,
+                sha256: None,
+            }];
+            for entry in &case.fixture {
+                before.push(expected_observation(entry).map_err(std::io::Error::other)?);
+            }
+            before.sort();
+            let mut record = CaseRecord {
+                id: case.id.clone(),
+                argv: vec![
+                    layout::CANDIDATE_BIN.into(),
+                    "/work/p".into(),
+                    "--json".into(),
+                ],
+                cwd: "/work".into(),
+                env: vec![
+                    "HOME=/home/node".into(),
+                    "LANG=C.UTF-8".into(),
+                    "PATH=/scopebox/bin".into(),
+                ],
+                exit_code: Some(0),
+                signal: None,
+                timed_out: false,
+                duration_micros: 1_500 + i as u64,
+                stdout_sha256: sha256_hex(stdout.as_bytes()),
+                stderr_sha256: sha256_hex(stderr),
+                fixtures_before: before.clone(),
+                fixtures_after: before,
+                marker_present: false,
+                verdict: Verdict {
+                    pass: true,
+                    failures: Vec::new(),
+                },
+            };
+            record.verdict = judge(&matrix, case, stdout.as_bytes(), stderr, &record);
+            let base = format!("{pdir}/evidence/cases/{}", case.id);
+            let stdout_sha = w.put(&format!("{base}/stdout"), stdout.as_bytes())?;
+            let stderr_sha = w.put(&format!("{base}/stderr"), stderr)?;
+            let record_sha = w.put_json(&format!("{base}/record.json"), &record)?;
+            case_entries.push(CaseEntry {
+                id: case.id.clone(),
+                verdict: if record.verdict.pass { "pass" } else { "fail" }.into(),
+                record_sha256: record_sha,
+                stdout_sha256: stdout_sha,
+                stderr_sha256: stderr_sha,
+            });
+        }
+        let passed = case_entries.iter().filter(|c| c.verdict == "pass").count();
+        w.put_json(
+            &format!("{pdir}/evidence/summary.json"),
+            &RunSummary {
+                matrix_sha256: matrix_sha.clone(),
+                total: cases,
+                passed,
+                failed: cases - passed,
+                case_ids: matrix.cases.iter().map(|c| c.id.clone()).collect(),
+                median_case_micros: 1_500,
+            },
+        )?;
+
+        let applied_failures = scopebox_schema::policy::check_applied(&policy, &inspect);
+        let observed_failures = scopebox_schema::policy::check_observed(&policy, &observed);
+        runs.push(PlatformRun {
+            platform,
+            dir: pdir.clone(),
+            emulated: platform != Platform::LinuxAmd64,
+            engine_architecture: engine_arch.into(),
+            inputs: PlatformInputs {
+                candidate_archive: pack.archive.clone(),
+                runtime_manifest_sha256: pack.runtime_manifest_sha256.clone(),
+                runner_sha256: sha256_hex(&runner),
+                sentinel_sha256: sha256_hex(&sentinel),
+                witness_sha256: BTreeMap::new(),
+                image_id,
+                image_config_sha256: config_sha,
+                layer_diff_ids: vec![diff_id],
+            },
+            boundary: BoundaryRecord {
+                policy: policy.clone(),
+                observed: Some(observed),
+                applied_meets_policy: applied_failures.is_empty(),
+                observed_meets_policy: observed_failures.is_empty(),
+                applied_failures,
+                observed_failures,
+            },
+            controls,
+            cases: case_entries,
+            summary: CaseSummary {
+                total: cases,
+                passed,
+                failed: cases - passed,
+            },
+            execution,
+            cleanup: Cleanup {
+                container_removed: true,
+                volume_removed: true,
+                leftovers: 0,
+            },
         });
     }
-    let passed = case_entries.iter().filter(|c| c.verdict == "pass").count();
-    w.put_json(
-        "evidence/summary.json",
-        &RunSummary {
-            matrix_sha256: matrix_sha.clone(),
-            total: cases,
-            passed,
-            failed: cases - passed,
-            case_ids: matrix.cases.iter().map(|c| c.id.clone()).collect(),
-            median_case_micros: 1_500,
-        },
-    )?;
-
-    let applied_failures = scopebox_schema::policy::check_applied(&policy, &inspect);
-    let observed_failures = scopebox_schema::policy::check_observed(&policy, &observed);
+    let mut blobs: Vec<Blob> = blobs.into_values().collect();
+    for b in &mut blobs {
+        b.uses.sort();
+    }
     let receipt = Receipt {
-        schema_version: 1,
+        schema_version: SCHEMA_VERSION,
         tool: Tool {
             name: "scopebox".into(),
             version: "0.1.0".into(),
@@ -419,39 +490,28 @@ pub fn write_bundle(dir: &Path, cases: usize) -> std::io::Result<()> {
         run_id: RUN_ID.into(),
         started_at: "2026-11-29T18:00:00Z".into(),
         finished_at: "2026-11-29T18:00:04.5Z".into(),
-        inputs: Inputs {
-            candidate_archive: archive,
-            runtime_manifest_sha256: runtime_sha,
-            runner_sha256: runner_sha,
-            sentinel_sha256: sentinel_sha,
-            matrix_sha256: matrix_sha,
-            boundary_policy_sha256: policy_sha,
-            image_id,
-            image_config_sha256: config_sha,
-            layer_diff_ids: vec![diff_id],
-            platform: "linux/amd64".into(),
+        matrix: MatrixRef {
+            sha256: matrix_sha,
+            name: matrix.name.clone(),
+            case_count: cases,
         },
-        boundary: BoundaryRecord {
-            policy,
-            observed: Some(observed),
-            applied_meets_policy: applied_failures.is_empty(),
-            observed_meets_policy: observed_failures.is_empty(),
-            applied_failures,
-            observed_failures,
+        boundary_policy_sha256: policy_sha,
+        recipe_sha256: recipe_sha,
+        blobs,
+        summary: OverallSummary {
+            platforms: runs.len(),
+            platforms_passed: runs.len(),
+            cases: cases * runs.len(),
+            cases_passed: cases * runs.len(),
         },
-        controls,
-        cases: case_entries,
-        summary: CaseSummary {
-            total: cases,
-            passed,
-            failed: cases - passed,
-        },
-        execution,
-        cleanup: Cleanup {
-            container_removed: true,
-            volume_removed: true,
-            leftovers: 0,
-        },
+        platforms: runs,
+        not_covered: not_covered
+            .iter()
+            .map(|&platform| NotCovered {
+                platform,
+                reason: "the engine (x86_64) cannot run it (synthetic)".into(),
+            })
+            .collect(),
         files: w.files.clone(),
     };
     let mut bytes = serde_json::to_vec_pretty(&receipt).map_err(std::io::Error::other)?;

@@ -10,8 +10,12 @@ fn a_consistent_bundle_verifies_with_exit_0_and_a_check_list() {
     let bundle = specimen(tmp.path(), 3);
     let run = verify_bin(&[bundle.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("✓ cases.verdicts"), "{}", run.stdout);
-    assert!(run.stdout.contains("✓ boundary.applied"));
+    assert!(
+        run.stdout.contains("✓ linux-amd64/cases.verdicts"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("✓ linux-amd64/boundary.applied"));
     assert!(!run.stdout.contains('✗'));
     assert!(run.stdout.ends_with("checks passed\n"), "{}", run.stdout);
 }
@@ -20,13 +24,21 @@ fn a_consistent_bundle_verifies_with_exit_0_and_a_check_list() {
 fn a_rejected_bundle_exits_1_and_names_the_failed_check_and_reason() {
     let tmp = tempdir();
     let bundle = specimen(tmp.path(), 2);
-    edit_json(&bundle.join("outer/container-inspect.json"), |d| {
-        d["HostConfig"]["NetworkMode"] = "host".into()
-    });
-    relist(&bundle, "outer/container-inspect.json");
+    edit_json(
+        &bundle.join("platforms/linux-amd64/outer/container-inspect.json"),
+        |d| d["HostConfig"]["NetworkMode"] = "host".into(),
+    );
+    relist(
+        &bundle,
+        "platforms/linux-amd64/outer/container-inspect.json",
+    );
     let run = verify_bin(&[bundle.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(run.stdout.contains("✗ boundary.applied"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("✗ linux-amd64/boundary.applied"),
+        "{}",
+        run.stdout
+    );
     assert!(
         run.stdout.contains("network-mode: expected none, got host"),
         "{}",
@@ -53,7 +65,7 @@ fn json_output_is_the_same_list_as_a_strict_document() {
         );
     }
 
-    std::fs::write(bundle.join("evidence/extra"), b"x").unwrap();
+    std::fs::write(bundle.join("platforms/linux-amd64/evidence/extra"), b"x").unwrap();
     let bad = verify_bin(&[bundle.to_str().unwrap(), "--json"]);
     assert_eq!(bad.code, 1);
     let doc: JsonReport = serde_json::from_str(&bad.stdout).expect("strict JSON report");
@@ -66,7 +78,7 @@ fn json_output_is_the_same_list_as_a_strict_document() {
     assert!(!unlisted.ok);
     assert_eq!(
         unlisted.failures,
-        vec!["evidence/extra is present but not listed"]
+        vec!["platforms/linux-amd64/evidence/extra is present but not listed"]
     );
 }
 
@@ -154,5 +166,88 @@ fn another_policy_can_be_named_and_is_then_the_one_judged_against() {
         ])
         .code,
         2
+    );
+}
+
+#[test]
+fn the_report_starts_with_what_was_verified_and_expectations_are_named_checks() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let receipt: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("receipt.json")).unwrap()).unwrap();
+    let amd = &receipt["platforms"][0]["inputs"];
+    let candidate = amd["candidateArchive"]["sha256"].as_str().unwrap();
+    let image = amd["imageId"].as_str().unwrap();
+    let b = bundle.to_str().unwrap();
+
+    let run = verify_bin(&[b, "--expect-candidate", candidate, "--expect-image", image]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let header: Vec<&str> = run.stdout.lines().take(8).collect();
+    assert!(
+        header[1].contains("run") && header[1].contains("synthetic-0001"),
+        "{header:?}"
+    );
+    assert!(header[2].contains(receipt["matrix"]["sha256"].as_str().unwrap()));
+    assert!(header
+        .iter()
+        .any(|l| l.contains("linux/amd64") && l.contains(candidate)));
+    assert!(header.iter().any(|l| l.contains(image)));
+    assert!(
+        header.iter().any(|l| l.contains("(emulated)")),
+        "{header:?}"
+    );
+    assert!(header.iter().any(|l| l.contains("signer   not checked")));
+    assert!(run.stdout.contains("✓ expect.candidate"));
+    assert!(run.stdout.contains("✓ expect.image"));
+
+    // Another candidate or image: a named failure, exit 1.
+    let other = "0".repeat(64);
+    let run = verify_bin(&[b, "--expect-candidate", &other, "--expect-image", &other]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.contains("✗ expect.candidate"), "{}", run.stdout);
+    assert!(run.stdout.contains("✗ expect.image"), "{}", run.stdout);
+
+    let json = verify_bin(&[b, "--json"]);
+    let doc: JsonReport = serde_json::from_str(&json.stdout).unwrap();
+    let subject = doc.subject.expect("the JSON report names its subject");
+    assert_eq!(subject.run_id, "synthetic-0001");
+    assert_eq!(subject.platforms.len(), 2);
+    assert_eq!(subject.platforms[0].candidate_sha256, candidate);
+}
+
+#[test]
+fn a_schema_1_bundle_is_rejected_by_one_named_check() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    edit_json(&bundle.join("receipt.json"), |r| {
+        r["schemaVersion"] = 1.into()
+    });
+    let run = verify_bin(&[bundle.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("✗ receipt.schema"), "{}", run.stdout);
+    assert!(run.stdout.contains("predates"), "{}", run.stdout);
+}
+
+#[test]
+fn a_platform_whose_runner_saw_another_machine_is_rejected() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let rel = "platforms/linux-arm64/evidence/boundary.json";
+    edit_json(&bundle.join(rel), |o| o["machine"] = "x86_64".into());
+    relist(&bundle, rel);
+    edit_json(&bundle.join("receipt.json"), |r| {
+        r["platforms"][1]["boundary"]["observed"]["machine"] = "x86_64".into()
+    });
+    let run = verify_bin(&[bundle.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("✗ linux-arm64/boundary.machine"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("✓ linux-amd64/boundary.machine"),
+        "{}",
+        run.stdout
     );
 }

@@ -67,6 +67,9 @@ pub struct InnerBoundary {
     pub pid1_cmdline: Vec<String>,
     /// Writable check of each fixture root and /evidence: mount options seen in /proc/self/mountinfo.
     pub mounts: Vec<MountObservation>,
+    /// `uname` machine as the runner saw it (`x86_64`, `aarch64` — under emulation too): it
+    /// must be the machine of the platform whose image ran.
+    pub machine: String,
 }
 
 /// One mount point as /proc/self/mountinfo shows it.

@@ -9,6 +9,7 @@ pub mod digest;
 pub mod evidence;
 pub mod judge;
 pub mod matrix;
+pub mod platform;
 pub mod policy;
 pub mod receipt;
 pub mod shipped;
@@ -37,4 +38,20 @@ pub mod layout {
     ];
     /// HOME for every candidate invocation.
     pub const HOME: &str = "/home/node";
+    /// Where the kernel witness binaries sit, one per machine the engine may run natively:
+    /// `<WITNESS_DIR>/<uname machine>/scopebox-witness` (x86_64 and aarch64). An image carries
+    /// both, so it does not depend on the host; which one runs is the container's business.
+    pub const WITNESS_DIR: &str = "/scopebox/witness";
+    /// The witness binary's file name below `WITNESS_DIR/<machine>/`.
+    pub const WITNESS_NAME: &str = "scopebox-witness";
+    /// Container environment (set at create time, never baked into the image) naming the
+    /// engine's own machine (`uname -m` spelling, e.g. `x86_64`): the runner starts
+    /// `WITNESS_DIR/<it>/scopebox-witness`, which runs natively beside an emulated platform.
+    /// The verifier checks the inspection's value against the receipt's engine architecture.
+    pub const ENGINE_MACHINE_ENV: &str = "SCOPEBOX_ENGINE_MACHINE";
+
+    /// The witness binary for `machine` (`x86_64`, `aarch64`).
+    pub fn witness_bin(machine: &str) -> String {
+        format!("{WITNESS_DIR}/{machine}/{WITNESS_NAME}")
+    }
 }

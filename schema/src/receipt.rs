@@ -1,33 +1,49 @@
-//! `receipt.json`: the index of a receipt bundle (`contracts/receipt-v1.md`). It binds every
-//! other file in the bundle by SHA-256 and records what the orchestrator concluded; the verifier
-//! trusts none of the conclusions without recomputing them from the files.
+//! `receipt.json`, schema version 2: the index of a receipt bundle (`docs/receipt-v2.md`). One
+//! bundle covers every platform of a run. It binds every other file in the bundle by SHA-256,
+//! names the content-addressed blobs the image layers are made of, and records per platform
+//! what the orchestrator concluded; the verifier trusts none of the conclusions without
+//! recomputing them from the files.
 //!
 //! Bundle layout:
 //! ```text
 //! <bundle>/
-//!   receipt.json                 Receipt
-//!   receipt.dsse.json            optional DSSE envelope (in-toto Statement v1)
-//!   inputs/pack-manifest.json    PackManifest
-//!   inputs/matrix.json           the matrix exactly as run (byte-identical to /scopebox/matrix.json)
-//!   inputs/boundary-policy.json  BoundaryPolicy
-//!   inputs/image-config.json     the image config JSON, exact bytes (its sha256 = image ID)
-//!   inputs/image-layer.json      LayerManifest: every entry of the one layer tar
-//!   outer/container-inspect.json raw engine JSON of the container, taken after it stopped
-//!   outer/image-inspect.json     raw engine JSON of the image
-//!   outer/execution.json         Execution
-//!   evidence/...                 the /evidence tree (see `evidence`)
+//!   receipt.json                   Receipt (schemaVersion 2)
+//!   receipt.dsse.json              optional DSSE envelope (in-toto Statement v1)
+//!   inputs/matrix.json             the matrix exactly as run (the same bytes in every image)
+//!   inputs/boundary-policy.json    BoundaryPolicy
+//!   inputs/image-recipe.json       the image recipe (its sha256 is named in every image config)
+//!   inputs/blobs/<sha256 hex>      every byte the layers are made of: candidate archives, runner,
+//!                                  sentinel, witness binaries (one file per distinct digest)
+//!   platforms/<os>-<arch>/         one per platform that ran (`PlatformRun::dir`)
+//!     inputs/pack-manifest.json    PackManifest of this platform's candidate archive
+//!     inputs/image-config.json     exact bytes; sha256 = image ID
+//!     inputs/image-layer.json      LayerManifest: every entry of the one layer tar
+//!     outer/container-inspect.json raw engine JSON of the container, taken after it stopped
+//!     outer/image-inspect.json     raw engine JSON of the image
+//!     outer/execution.json         Execution
+//!     evidence/...                 this platform's /evidence tree (see `evidence`)
 //! ```
 
 use crate::evidence::{Controls, InnerBoundary};
+use crate::platform::Platform;
 use crate::policy::BoundaryPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// This schema's version; the verifier reports any other as rejected.
+pub const SCHEMA_VERSION: u32 = 2;
+
 pub const RECEIPT_FILE: &str = "receipt.json";
 pub const ENVELOPE_FILE: &str = "receipt.dsse.json";
-pub const PACK_MANIFEST_FILE: &str = "inputs/pack-manifest.json";
 pub const MATRIX_FILE: &str = "inputs/matrix.json";
 pub const POLICY_FILE: &str = "inputs/boundary-policy.json";
+pub const RECIPE_FILE: &str = "inputs/image-recipe.json";
+/// `inputs/blobs/<sha256 hex>`: content-addressed layer inputs.
+pub const BLOBS_DIR: &str = "inputs/blobs";
+/// Where the per-platform directories live.
+pub const PLATFORMS_DIR: &str = "platforms";
+// Below a platform directory:
+pub const PACK_MANIFEST_FILE: &str = "inputs/pack-manifest.json";
 pub const IMAGE_CONFIG_FILE: &str = "inputs/image-config.json";
 pub const LAYER_MANIFEST_FILE: &str = "inputs/image-layer.json";
 pub const CONTAINER_INSPECT_FILE: &str = "outer/container-inspect.json";
@@ -35,26 +51,50 @@ pub const IMAGE_INSPECT_FILE: &str = "outer/image-inspect.json";
 pub const EXECUTION_FILE: &str = "outer/execution.json";
 pub const EVIDENCE_DIR: &str = "evidence";
 
+/// `platforms/<os>-<arch>`: where a platform's files live in the bundle.
+pub fn platform_dir(platform: Platform) -> String {
+    format!("{PLATFORMS_DIR}/{}", platform.dir_name())
+}
+
+/// `inputs/blobs/<hex>`.
+pub fn blob_path(sha256: &str) -> String {
+    format!("{BLOBS_DIR}/{sha256}")
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Receipt {
-    /// Always 1.
+    /// Always `SCHEMA_VERSION` (2).
     pub schema_version: u32,
     pub tool: Tool,
-    /// Also the value of the `scopebox.run` label on the container and volume.
+    /// Also the value of the `scopebox.run` label on every container and volume of the run.
     pub run_id: String,
     /// RFC 3339, UTC.
     pub started_at: String,
     pub finished_at: String,
-    pub inputs: Inputs,
-    pub boundary: BoundaryRecord,
-    pub controls: Controls,
-    pub cases: Vec<CaseEntry>,
-    pub summary: CaseSummary,
-    pub execution: Execution,
-    pub cleanup: Cleanup,
+    /// The matrix run on every platform (`inputs/matrix.json`).
+    pub matrix: MatrixRef,
+    pub boundary_policy_sha256: String,
+    /// sha256 of `inputs/image-recipe.json`.
+    pub recipe_sha256: String,
+    /// What each file under `inputs/blobs/` is. Sorted by sha256, one entry per blob.
+    pub blobs: Vec<Blob>,
+    /// Every platform that ran, in `Platform::ALL` order.
+    pub platforms: Vec<PlatformRun>,
+    /// Platforms of the default set the engine could not run, and why. A platform named with
+    /// `--platform` is never here: the run refuses instead.
+    pub not_covered: Vec<NotCovered>,
+    /// Over every platform that ran.
+    pub summary: OverallSummary,
     /// Every file in the bundle except receipt.json and the envelope: relative path → sha256.
     pub files: BTreeMap<String, String>,
+}
+
+impl Receipt {
+    /// The run of `platform`, when it ran.
+    pub fn platform(&self, platform: Platform) -> Option<&PlatformRun> {
+        self.platforms.iter().find(|p| p.platform == platform)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,20 +106,111 @@ pub struct Tool {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Inputs {
+pub struct MatrixRef {
+    pub sha256: String,
+    pub name: String,
+    pub case_count: usize,
+}
+
+/// The roles a blob can play in an image layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlobRole {
+    /// A platform's candidate archive (`.tar.gz` as packed), unpacked below
+    /// `layout::CANDIDATE_DIR`.
+    CandidateArchive,
+    Runner,
+    Sentinel,
+    /// A kernel witness binary for one machine (`Blob::machine`); every image carries all.
+    Witness,
+}
+
+/// One file under `inputs/blobs/`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Blob {
+    pub sha256: String,
+    pub size: u64,
+    /// Every use of these bytes (one blob can be, say, the same witness in two images).
+    pub uses: Vec<BlobUse>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BlobUse {
+    pub role: BlobRole,
+    /// The platform whose image carries it.
+    pub platform: Platform,
+    /// For a witness: the machine it runs on natively (`x86_64`, `aarch64`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    /// The archive's file name, or the binary's path in the image.
+    pub name: String,
+}
+
+/// A platform of the default set that did not run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NotCovered {
+    pub platform: Platform,
+    /// One line, e.g. "the engine (x86_64) cannot run linux/arm64 images: exec format error
+    /// (no binfmt_misc handler; install qemu-user-static)".
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OverallSummary {
+    /// Platforms that ran, and how many of them passed everything.
+    pub platforms: usize,
+    pub platforms_passed: usize,
+    /// Cases over every platform.
+    pub cases: usize,
+    pub cases_passed: usize,
+}
+
+/// One platform's run: inputs, boundary, controls, cases, execution and cleanup.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlatformRun {
+    pub platform: Platform,
+    /// `platforms/<os>-<arch>`: every path of this platform is below it.
+    pub dir: String,
+    /// The engine ran this platform under emulation (its architecture differs).
+    pub emulated: bool,
+    /// The engine's own architecture, from its `/info` (`x86_64`, `aarch64`).
+    pub engine_architecture: String,
+    pub inputs: PlatformInputs,
+    pub boundary: BoundaryRecord,
+    pub controls: Controls,
+    pub cases: Vec<CaseEntry>,
+    pub summary: CaseSummary,
+    pub execution: Execution,
+    pub cleanup: Cleanup,
+}
+
+impl PlatformRun {
+    /// A path below this platform's directory.
+    pub fn path(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.dir)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlatformInputs {
     pub candidate_archive: NamedDigest,
     pub runtime_manifest_sha256: String,
     pub runner_sha256: String,
     pub sentinel_sha256: String,
-    pub matrix_sha256: String,
-    pub boundary_policy_sha256: String,
-    /// "sha256:<hex>" = sha256 of inputs/image-config.json.
+    /// Machine (`x86_64`, `aarch64`) → sha256 of the witness binary for it in this image.
+    /// Empty while no witness is built.
+    pub witness_sha256: BTreeMap<String, String>,
+    /// "sha256:<hex>" = sha256 of `inputs/image-config.json`.
     pub image_id: String,
     pub image_config_sha256: String,
     /// "sha256:<hex>" of each uncompressed layer tar, in order.
     pub layer_diff_ids: Vec<String>,
-    /// "linux/amd64".
-    pub platform: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,8 +244,8 @@ pub struct RuntimeFile {
     pub sha256: String,
 }
 
-/// `inputs/image-layer.json`: every entry of the layer tar, so the verifier can tie the
-/// candidate, runner, sentinel and matrix digests to the image without the layer itself.
+/// `inputs/image-layer.json`: every entry of the layer tar. The verifier regenerates the layer
+/// from the recipe, the blobs and the matrix and requires exactly this listing and diff_id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct LayerManifest {

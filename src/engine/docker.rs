@@ -4,7 +4,9 @@
 //! fetched with a plain HTTP/1.0 GET so the bundle keeps the engine's JSON byte for byte
 //! (bollard would re-serialize its typed model). It maps errors; it never retries or decides.
 
-use super::{Engine, EngineError, EngineErrorKind, Labelled, Labels, LogStream, ObjectKind};
+use super::{
+    Engine, EngineError, EngineErrorKind, EngineInfo, Labelled, Labels, LogStream, ObjectKind,
+};
 use bollard::container::LogOutput;
 use bollard::errors::Error as BollardError;
 use bollard::models::{ContainerCreateBody, VolumeCreateRequest};
@@ -171,6 +173,45 @@ impl Engine for DockerEngine {
         })
     }
 
+    async fn info(&self) -> Result<EngineInfo, EngineError> {
+        let info =
+            self.client.info().await.map_err(|e| {
+                map_error("ask the Docker engine about itself (GET /info)".into(), e)
+            })?;
+        Ok(EngineInfo {
+            architecture: info.architecture.unwrap_or_default(),
+            os_type: info.os_type.unwrap_or_default(),
+            server_version: info.server_version.unwrap_or_default(),
+            operating_system: info.operating_system.unwrap_or_default(),
+        })
+    }
+
+    async fn remove_image(&self, id: &str) -> Result<(), EngineError> {
+        match self
+            .client
+            .remove_image(
+                id,
+                Some(
+                    bollard::query_parameters::RemoveImageOptionsBuilder::new()
+                        .force(true)
+                        .build(),
+                ),
+                None,
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let err = map_error(format!("remove image {id}"), e);
+                if err.kind == EngineErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(err)
+                }
+            }
+        }
+    }
+
     async fn load_image(&self, archive: Vec<u8>) -> Result<(), EngineError> {
         let op = "load the image archive".to_string();
         let mut stream = self.client.import_image(
@@ -227,11 +268,17 @@ impl Engine for DockerEngine {
     async fn create_container(
         &self,
         name: &str,
+        platform: &str,
         body: ContainerCreateBody,
     ) -> Result<String, EngineError> {
         self.client
             .create_container(
-                Some(CreateContainerOptionsBuilder::new().name(name).build()),
+                Some(
+                    CreateContainerOptionsBuilder::new()
+                        .name(name)
+                        .platform(platform)
+                        .build(),
+                ),
                 body,
             )
             .await

@@ -159,6 +159,21 @@ impl Engine for Fake {
         self.gate(Step::Ping, "reach the engine".into()).await
     }
 
+    async fn info(&self) -> Result<super::EngineInfo, EngineError> {
+        self.call("info".into());
+        Ok(super::EngineInfo {
+            architecture: "x86_64".into(),
+            os_type: "linux".into(),
+            server_version: "fake".into(),
+            operating_system: "fake".into(),
+        })
+    }
+
+    async fn remove_image(&self, id: &str) -> Result<(), EngineError> {
+        self.call(format!("remove_image {id}"));
+        Ok(())
+    }
+
     async fn load_image(&self, _archive: Vec<u8>) -> Result<(), EngineError> {
         self.call("load_image".into());
         self.gate(Step::LoadImage, "load the image archive".into())
@@ -202,6 +217,7 @@ impl Engine for Fake {
     async fn create_container(
         &self,
         name: &str,
+        _platform: &str,
         body: ContainerCreateBody,
     ) -> Result<String, EngineError> {
         self.call(format!("create_container {name}"));

@@ -19,6 +19,9 @@ pub const RUN_LABEL: &str = "scopebox.run";
 /// `<hostname>/<pid>` of the orchestrator that created it: the start-of-run sweep removes only
 /// objects whose owner is gone, so concurrent runs never remove each other's containers.
 pub const OWNER_LABEL: &str = "scopebox.owner";
+/// `<run id>-<arch>` on every object of one platform of a run: each platform's final sweep
+/// lists only its own, since the platforms of one run end at different times.
+pub const LANE_LABEL: &str = "scopebox.lane";
 /// Set on every object of a `--keep-on-failure` run: sweeps before and after other runs leave
 /// it alone; `scopebox sweep` removes it.
 pub const KEEP_LABEL: &str = "scopebox.keep";
@@ -85,6 +88,17 @@ impl EngineError {
     }
 }
 
+/// What the engine says about itself (`GET /info`): its own architecture decides which
+/// platforms run natively and which under emulation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineInfo {
+    /// `uname -m` spelling, e.g. "x86_64", "aarch64".
+    pub architecture: String,
+    pub os_type: String,
+    pub server_version: String,
+    pub operating_system: String,
+}
+
 /// The engine calls the orchestrator makes. `run` is generic over it; tests use `fake::Fake`.
 // Used only through generics on a current-thread runtime, so the futures need no `Send` bound.
 #[allow(async_fn_in_trait)]
@@ -92,16 +106,20 @@ pub trait Engine {
     /// The address tried, for hints ("unix:///var/run/docker.sock").
     fn host(&self) -> &str;
     async fn ping(&self) -> Result<(), EngineError>;
+    async fn info(&self) -> Result<EngineInfo, EngineError>;
     /// `POST /images/load` of a docker-archive.
     async fn load_image(&self, archive: Vec<u8>) -> Result<(), EngineError>;
+    /// Removes an image (by ID or tag); an image the engine does not have is not an error.
+    async fn remove_image(&self, id: &str) -> Result<(), EngineError>;
     /// The raw inspection JSON, or `None` when the engine has no such image.
     async fn inspect_image(&self, id: &str) -> Result<Option<Vec<u8>>, EngineError>;
     async fn create_volume(&self, name: &str, labels: &Labels) -> Result<(), EngineError>;
     async fn remove_volume(&self, name: &str) -> Result<(), EngineError>;
-    /// Returns the container id.
+    /// Returns the container id. `platform` ("linux/arm64") selects the image's platform.
     async fn create_container(
         &self,
         name: &str,
+        platform: &str,
         body: ContainerCreateBody,
     ) -> Result<String, EngineError>;
     async fn start_container(&self, id: &str) -> Result<(), EngineError>;

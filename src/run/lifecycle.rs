@@ -62,6 +62,8 @@ pub(crate) async fn bounded<T>(
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The OCI platform the container is created for ("linux/arm64").
+    pub platform: String,
     pub names: Names,
     pub labels: Labels,
     pub body: ContainerCreateBody,
@@ -211,7 +213,7 @@ async fn steps<E: Engine, W: Write>(
     rec.log(plan, EventKind::VolumeCreated);
     let id = match bounded(
         format!("create container {}", plan.names.container),
-        engine.create_container(&plan.names.container, plan.body.clone()),
+        engine.create_container(&plan.names.container, &plan.platform, plan.body.clone()),
     )
     .await
     {
@@ -392,8 +394,8 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
             leftovers: 0,
         };
         if let Ok(found) = bounded(
-            format!("list what carries {}", run_label(&plan.names.run_id)),
-            engine.list(&run_label(&plan.names.run_id)),
+            format!("list what carries {}", plan.names.sweep_label),
+            engine.list(&plan.names.sweep_label),
         )
         .await
         {
@@ -417,7 +419,7 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
     }
     // The sweep by label removes the volume, and whatever a dropped request created without
     // telling us (Ctrl-C mid-create): containers first, since a volume in use cannot go.
-    let label = run_label(&plan.names.run_id);
+    let label = plan.names.sweep_label.clone();
     let mut swept_volume = false;
     match bounded(format!("list what carries {label}"), engine.list(&label)).await {
         Ok(found) => {
@@ -583,6 +585,7 @@ mod tests {
         let (policy, _) =
             crate::boundary::load_policy(&crate::toolchain::workspace_root()).unwrap();
         Plan {
+            platform: "linux/amd64".into(),
             body: crate::boundary::create_body(&policy, "sha256:img", &names.volume, &labels),
             names,
             labels,

@@ -1,8 +1,12 @@
-//! One evidence run, end to end: vet the candidate (first, before anything else), check the
-//! matrix and the bundle directory, reach the engine, build the static binaries, generate and
-//! load the image (verifying its ID), sweep stale leftovers, run the container lifecycle
-//! (`lifecycle`), extract `/evidence`, and write the receipt bundle. Ctrl-C is raced against
-//! every step. It sequences; the steps themselves live in their own modules.
+//! One evidence run, end to end, over every platform asked for: vet the candidates (first,
+//! before anything else), check the matrix and the bundle directory, reach the engine and ask
+//! its architecture, probe every platform it would have to emulate (before anything is built
+//! or any case runs: a required platform it cannot run is refused, one of the default set is
+//! recorded as not covered), build the static binaries per platform (the candidate in its own
+//! cargo invocation: pack = run), generate and load each platform's image (verifying its ID),
+//! sweep stale leftovers, run the platforms' container lifecycles concurrently (`lifecycle`),
+//! extract each `/evidence`, and write the one receipt bundle. Ctrl-C is raced against every
+//! step. It sequences; the steps themselves live in their own modules.
 
 mod lifecycle;
 
@@ -18,14 +22,15 @@ use crate::cli::RunArgs;
 use crate::engine::docker::DockerEngine;
 use crate::engine::{Engine, EngineErrorKind};
 use crate::exit::{CommandError, Outcome};
-use crate::image::{self, Contents, IdMatch, Recipe};
+use crate::image::{self, IdMatch};
 use crate::pack::Candidate;
 use crate::progress::Progress;
-use crate::receipt::{self, RunInputs, Times};
+use crate::receipt::{self, Conclusion, Times};
 use crate::toolchain::{self, workspace_root};
-use scopebox_schema::digest::sha256_hex;
+use futures_util::StreamExt;
 use scopebox_schema::matrix::Matrix;
-use scopebox_schema::receipt::EVIDENCE_DIR;
+use scopebox_schema::platform::Platform;
+use scopebox_schema::receipt::{NotCovered, EVIDENCE_DIR};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -119,12 +124,233 @@ async fn answers<E: Engine>(engine: &E) -> Result<(), CommandError> {
         })
 }
 
+/// Environment variable for tests only: a comma-separated list of platforms whose probe uses an
+/// ELF no kernel or emulator knows, so the engine answers exactly as it does for a platform it
+/// has no binfmt handler for (exec format error). It never changes what a run records.
+pub const UNRUNNABLE_FOR_TESTS_ENV: &str = "SCOPEBOX_TEST_UNRUNNABLE_PLATFORMS";
+
+/// The platforms of a run: which, and whether they were asked for by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub platforms: Vec<Platform>,
+    /// Named with `--platform` (or implied by `--candidate`): each must run, or the run is
+    /// refused. Otherwise they are the default set, run where the engine can.
+    pub required: bool,
+}
+
+/// Which platforms to run: `--platform` if given, else the given candidates' platforms, else
+/// every platform. Candidates and `--platform` must agree: one candidate per platform named.
+pub fn select_platforms(
+    requested: &[Platform],
+    given: &[Candidate],
+) -> Result<Selection, CommandError> {
+    let mut from_candidates: Vec<Platform> = given.iter().map(|c| c.platform).collect();
+    from_candidates.sort();
+    if from_candidates.windows(2).any(|w| w[0] == w[1]) {
+        return Err(CommandError::Usage(
+            "two --candidate archives are for the same platform; give one per platform".into(),
+        ));
+    }
+    let mut named: Vec<Platform> = requested.to_vec();
+    named.sort();
+    named.dedup();
+    if !given.is_empty() {
+        if !named.is_empty() && named != from_candidates {
+            return Err(CommandError::Usage(format!(
+                "--platform names {} but the --candidate archives are for {}; give one candidate per platform named",
+                list(&named),
+                list(&from_candidates)
+            )));
+        }
+        return Ok(Selection {
+            platforms: from_candidates,
+            required: true,
+        });
+    }
+    if named.is_empty() {
+        Ok(Selection {
+            platforms: Platform::ALL.to_vec(),
+            required: false,
+        })
+    } else {
+        Ok(Selection {
+            platforms: named,
+            required: true,
+        })
+    }
+}
+
+fn list(platforms: &[Platform]) -> String {
+    platforms
+        .iter()
+        .map(|p| p.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What the probe found out about one platform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    Runs,
+    /// The engine cannot run it; the reason, one line.
+    Cannot(String),
+}
+
+/// Whether the engine can run `platform`: its probe image (a static ELF that exits 0) is loaded
+/// and run once in a labelled container, which is removed on every path; a probe image that
+/// cannot run is removed too. Exec format error (no binfmt handler), a failed start or any exit
+/// but 0 means it cannot.
+pub async fn probe<E: Engine>(
+    engine: &E,
+    platform: Platform,
+    run_id: &str,
+    unrunnable: bool,
+) -> Result<Probe, CommandError> {
+    let image = image::probe_image(platform, unrunnable);
+    ensure_image(engine, &image).await?;
+    let mut labels = boundary::platform_labels(run_id, platform, false);
+    labels.insert(
+        crate::engine::LANE_LABEL.to_string(),
+        format!("{}-probe", boundary::lane(run_id, platform)),
+    );
+    let name = format!("scopebox-{run_id}-{}-probe", platform.oci_architecture());
+    let body = bollard::models::ContainerCreateBody {
+        image: Some(image.id.clone()),
+        user: Some("1000:1000".into()),
+        labels: Some(labels.clone().into_iter().collect()),
+        host_config: Some(bollard::models::HostConfig {
+            network_mode: Some("none".into()),
+            readonly_rootfs: Some(true),
+            cap_drop: Some(vec!["ALL".into()]),
+            security_opt: Some(vec!["no-new-privileges".into()]),
+            auto_remove: Some(false),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let created = bounded(
+        format!("create probe container {name}"),
+        engine.create_container(&name, platform.name(), body),
+    )
+    .await;
+    let outcome = match created {
+        Err(e) => Probe::Cannot(describe(&e)),
+        Ok(id) => {
+            let outcome = match bounded(
+                format!("start probe container {name}"),
+                engine.start_container(&id),
+            )
+            .await
+            {
+                Err(e) => Probe::Cannot(describe(&e)),
+                Ok(()) => match bounded(
+                    format!("wait for probe container {name}"),
+                    engine.wait_container(&id),
+                )
+                .await
+                {
+                    Ok(0) => Probe::Runs,
+                    // The engine reports an exec format error on the container's own output
+                    // (runc's "exec /probe: exec format error"), with exit code 1.
+                    Ok(code) => {
+                        let said = probe_output(engine, &id).await;
+                        Probe::Cannot(if said.is_empty() {
+                            format!("its probe exited {code}")
+                        } else {
+                            format!("its probe exited {code}: {said}")
+                        })
+                    }
+                    Err(e) => Probe::Cannot(describe(&e)),
+                },
+            };
+            let _ = bounded(
+                format!("remove probe container {name}"),
+                engine.remove_container(&id),
+            )
+            .await;
+            outcome
+        }
+    };
+    // Whatever a dropped request left behind under this probe's label.
+    let label = format!(
+        "{}={}-probe",
+        crate::engine::LANE_LABEL,
+        boundary::lane(run_id, platform)
+    );
+    if let Ok(found) = bounded(format!("list {label}"), engine.list(&label)).await {
+        for o in found {
+            let _ = bounded(
+                format!("remove probe container {}", o.id),
+                engine.remove_container(&o.id),
+            )
+            .await;
+        }
+    }
+    if outcome != Probe::Runs {
+        let _ = bounded(
+            format!("remove probe image {}", image.tag),
+            engine.remove_image(&image.id),
+        )
+        .await;
+    }
+    Ok(outcome)
+}
+
+/// The first line the probe container printed (at most 512 bytes, 5 s), for the reason.
+async fn probe_output<E: Engine>(engine: &E, id: &str) -> String {
+    let mut out = Vec::new();
+    let mut logs = engine.logs(id);
+    let read = async {
+        while let Some(Ok(chunk)) = logs.next().await {
+            out.extend_from_slice(&chunk);
+            if out.len() > 512 {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(5), read).await;
+    drop(logs);
+    let text = String::from_utf8_lossy(&out[..out.len().min(512)]).into_owned();
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+/// The line a person reads about a platform the engine cannot run.
+pub fn cannot_run_reason(platform: Platform, engine_arch: &str, detail: &str) -> String {
+    let detail = if detail.contains("exec format error") {
+        "exec format error: no binfmt_misc handler for it".to_string()
+    } else {
+        detail.to_string()
+    };
+    format!(
+        "the engine ({engine_arch}) cannot run {platform} images ({detail}); install qemu-user-static and register {} with binfmt_misc's F flag (.ci/setup-emulation does both)",
+        platform.machine()
+    )
+}
+
+/// Everything one platform runs: its candidate, harness, witnesses and image.
+struct Built {
+    platform: Platform,
+    candidate: Candidate,
+    runner: Vec<u8>,
+    sentinel: Vec<u8>,
+    witnesses: Vec<(String, Vec<u8>)>,
+    image: image::Image,
+}
+
 /// `scopebox run`.
 pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let started_at = SystemTime::now();
     let clock = Instant::now();
-    // The candidate's identity is checked before anything else happens.
+    // The candidates' identities are checked before anything else happens.
     let given = args.candidate.load()?;
+    let selection = select_platforms(&args.platform, &given)?;
     let root = workspace_root();
     let matrix_paths = if args.matrix.is_empty() {
         shipped_matrices(&root)
@@ -137,70 +363,159 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         .out
         .clone()
         .unwrap_or_else(|| root.join(DEFAULT_RUNS_DIR).join(&run_id));
-    receipt::prepare_dir(&out)?;
+    receipt::check_dir(&out)?;
     let (policy, policy_bytes) = boundary::load_policy(&root)?;
-    let (recipe, recipe_bytes) = Recipe::load(&root)?;
+    let (recipe, recipe_bytes) = image::load_recipe(&root)?;
 
     let engine = reach_engine().await?;
+    let info = bounded("ask the Docker engine about itself", engine.info()).await?;
+    let engine_platform = Platform::from_machine(&info.architecture);
 
-    // One listener for the whole run, from here on: a Ctrl-C that lands between two steps (after
-    // `prepare`, before the lifecycle first polls its interrupt) is kept for the next `recv`
-    // instead of being lost to a listener that did not exist yet. If it cannot be installed,
-    // only the deadline can end the run.
-    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
-    let mut interrupted = async || match sigint.as_mut() {
-        Some(s) => {
-            s.recv().await;
+    // Probe every platform the engine would have to emulate, before anything is built.
+    let unrunnable: Vec<Platform> = std::env::var(UNRUNNABLE_FOR_TESTS_ENV)
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(Platform::parse)
+        .collect();
+    let mut covered = Vec::new();
+    let mut not_covered = Vec::new();
+    for &platform in &selection.platforms {
+        let forced = unrunnable.contains(&platform);
+        if engine_platform == Some(platform) && !forced {
+            covered.push(platform);
+            continue;
         }
-        None => std::future::pending::<()>().await,
+        match probe(&engine, platform, &run_id, forced).await? {
+            Probe::Runs => covered.push(platform),
+            Probe::Cannot(detail) => {
+                let reason = cannot_run_reason(platform, &info.architecture, &detail);
+                if selection.required {
+                    return Err(CommandError::PlatformUnavailable { platform, reason });
+                }
+                eprintln!("scopebox: NOT COVERED {platform}: {reason}");
+                not_covered.push(NotCovered { platform, reason });
+            }
+        }
+    }
+    if covered.is_empty() {
+        let n = not_covered.remove(0);
+        return Err(CommandError::PlatformUnavailable {
+            platform: n.platform,
+            reason: n.reason,
+        });
+    }
+    receipt::prepare_dir(&out)?;
+
+    // One listener for the whole run, from here on, shared by every platform: a Ctrl-C that
+    // lands between two steps is kept instead of being lost to a listener that did not exist
+    // yet. If it cannot be installed, only the deadline can end the run.
+    let (interrupt_tx, interrupt_rx) = tokio::sync::watch::channel(false);
+    if let Ok(mut sigint) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    {
+        tokio::spawn(async move {
+            sigint.recv().await;
+            let _ = interrupt_tx.send(true);
+        });
+    } else {
+        std::mem::forget(interrupt_tx);
+    }
+    let interrupted = || {
+        let mut rx = interrupt_rx.clone();
+        async move {
+            if rx.wait_for(|hit| *hit).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
     };
 
     let prepare = async {
-        // Build what the image needs (the candidate too, unless one was given).
         let pack_clock = Instant::now();
-        let packages: &[&str] = if given.is_some() {
-            &["scopebox-harness"]
-        } else {
-            &["mcpscope", "scopebox-harness"]
-        };
-        eprintln!(
-            "scopebox: building {} (static, {})",
-            packages.join(", "),
-            toolchain::TARGET
-        );
-        toolchain::build_static(&root, packages).await?;
-        let candidate = match given {
-            Some(c) => c,
-            None => Candidate::from_binary(toolchain::read_bin(&root, "mcpscope")?),
-        };
-        let runner = toolchain::read_bin(&root, "scopebox-runner")?;
-        let sentinel = toolchain::read_bin(&root, "scopebox-sentinel")?;
+        let mut given = given;
+        let builds = covered.iter().map(|&platform| {
+            let candidate = given
+                .iter()
+                .position(|c| c.platform == platform)
+                .map(|i| given.swap_remove(i));
+            let root = &root;
+            async move {
+                eprintln!(
+                    "scopebox: building {} for {platform} (static, {})",
+                    if candidate.is_some() {
+                        "scopebox-harness"
+                    } else {
+                        "mcpscope, scopebox-harness"
+                    },
+                    platform.rust_target()
+                );
+                let candidate = match candidate {
+                    Some(c) => c,
+                    None => crate::pack::build_candidate(root, platform).await?,
+                };
+                toolchain::build_static(root, platform, &[toolchain::HARNESS_PACKAGE]).await?;
+                let runner = toolchain::read_bin(root, platform, "scopebox-runner")?;
+                let sentinel = toolchain::read_bin(root, platform, "scopebox-sentinel")?;
+                Ok::<_, CommandError>((platform, candidate, runner, sentinel))
+            }
+        });
+        let built = futures_util::future::try_join_all(builds).await?;
+        // Every image carries the witness of every machine (none until the witness exists).
+        let mut witnesses = Vec::new();
+        if let Some(bin) = toolchain::WITNESS_BIN {
+            for platform in Platform::ALL {
+                if !covered.contains(&platform) {
+                    toolchain::build_static(&root, platform, &[toolchain::HARNESS_PACKAGE]).await?;
+                }
+                witnesses.push((
+                    platform.machine().to_string(),
+                    toolchain::read_bin(&root, platform, bin)?,
+                ));
+            }
+        }
         let pack_ms = pack_clock.elapsed().as_millis() as u64;
 
         let image_clock = Instant::now();
-        let image = image::build(
-            &recipe,
-            &recipe_bytes,
-            &Contents {
-                candidate: &candidate.files,
-                runner: &runner,
-                sentinel: &sentinel,
-                matrix: &matrix_bytes,
-            },
-        )?;
-        let loaded = ensure_image(&engine, &image).await?;
+        let mut images = Vec::new();
+        for (platform, candidate, runner, sentinel) in built {
+            let witness_refs: Vec<image::WitnessBinary> = witnesses
+                .iter()
+                .map(|(machine, bytes)| image::WitnessBinary { machine, bytes })
+                .collect();
+            let image = image::build(
+                &recipe,
+                &recipe_bytes,
+                &image::Contents {
+                    platform,
+                    candidate: &candidate.files,
+                    runner: &runner,
+                    sentinel: &sentinel,
+                    matrix: &matrix_bytes,
+                    witnesses: &witness_refs,
+                },
+            )
+            .map_err(image::ImageError::from)?;
+            let loaded = ensure_image(&engine, &image).await?;
+            eprintln!(
+                "scopebox: image {} for {platform} ({}{})",
+                image.id,
+                image.tag,
+                match loaded {
+                    Loaded::Reused => ", already loaded",
+                    Loaded::Now(IdMatch::ConfigDigest) => ", loaded",
+                    Loaded::Now(IdMatch::ManifestDigest) =>
+                        ", loaded; the engine names it by manifest digest",
+                }
+            );
+            images.push(Built {
+                platform,
+                candidate,
+                runner,
+                sentinel,
+                witnesses: witnesses.clone(),
+                image,
+            });
+        }
         let image_ms = image_clock.elapsed().as_millis() as u64;
-        eprintln!(
-            "scopebox: image {} ({}{})",
-            image.id,
-            image.tag,
-            match loaded {
-                Loaded::Reused => ", already loaded",
-                Loaded::Now(IdMatch::ConfigDigest) => ", loaded",
-                Loaded::Now(IdMatch::ManifestDigest) =>
-                    ", loaded; the engine names it by manifest digest",
-            }
-        );
         let swept = sweep_stale(&engine, false, owner_is_live).await?;
         if !swept.removed.is_empty() {
             eprintln!(
@@ -208,113 +523,215 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
                 swept.removed.len()
             );
         }
-        Ok::<_, CommandError>((candidate, runner, sentinel, image, pack_ms, image_ms))
+        Ok::<_, CommandError>((images, pack_ms, image_ms))
     };
-    let (candidate, runner, sentinel, image, pack_ms, image_ms) = tokio::select! {
+    let (built, pack_ms, image_ms) = tokio::select! {
         done = prepare => done?,
         () = interrupted() => {
-            eprintln!("scopebox: interrupted before the container was created");
+            eprintln!("scopebox: interrupted before any container was created");
             return Ok(Outcome::Interrupted);
         }
     };
 
-    let inputs = RunInputs {
-        pack_manifest: &candidate.manifest,
+    let shared = receipt::SharedInputs {
         matrix: &matrix,
         matrix_bytes: &matrix_bytes,
         policy: &policy,
         policy_bytes: &policy_bytes,
-        image: &image,
-        runner_sha256: sha256_hex(&runner),
-        sentinel_sha256: sha256_hex(&sentinel),
+        recipe_bytes: &recipe_bytes,
     };
-    receipt::write_inputs(&out, &inputs)?;
+    let inputs: Vec<receipt::PlatformInputsOf> = built
+        .iter()
+        .map(|b| receipt::PlatformInputsOf {
+            platform: b.platform,
+            candidate: &b.candidate,
+            runner: &b.runner,
+            sentinel: &b.sentinel,
+            witnesses: &b.witnesses,
+            image: &b.image,
+        })
+        .collect();
+    let blobs = receipt::write_inputs(&out, &shared, &inputs)?;
 
-    let names = Names::for_run(&run_id);
-    let labels = boundary::labels(&run_id, args.keep_on_failure);
-    let plan = Plan {
-        body: boundary::create_body(&policy, &image.id, &names.volume, &labels),
-        names,
-        labels,
-        image_id: image.id.clone(),
-        deadline: Duration::from_secs(args.deadline),
-        keep_on_failure: args.keep_on_failure,
-        origin: tokio::time::Instant::from_std(clock),
-    };
-    eprintln!(
-        "scopebox: running {} case(s) of {} in container {} (deadline {} s)",
-        matrix.cases.len(),
-        matrix.name,
-        plan.names.container,
-        args.deadline
-    );
-    let mut progress = Progress::new(matrix.cases.len(), std::io::stderr());
-    let mut rec = lifecycle(&engine, &plan, interrupted(), &mut progress).await;
-
-    if let Some(tar) = rec.evidence.take() {
-        let dest = out.join(EVIDENCE_DIR);
-        let extracted = std::fs::create_dir_all(&dest)
-            .map_err(|e| e.to_string())
-            .and_then(|()| crate::evidence::extract(&tar, &dest).map_err(|e| describe(&e)));
-        if let Err(problem) = extracted {
-            rec.errors.push(problem);
-        }
+    let engine_machine = engine_platform
+        .map(|p| p.machine())
+        .unwrap_or(&info.architecture);
+    let plans: Vec<Plan> = built
+        .iter()
+        .map(|b| {
+            let names = Names::for_platform(&run_id, b.platform);
+            let labels = boundary::platform_labels(&run_id, b.platform, args.keep_on_failure);
+            Plan {
+                platform: b.platform.name().to_string(),
+                body: boundary::create_body_for(
+                    &policy,
+                    &b.image.id,
+                    &names.volume,
+                    &labels,
+                    Some(engine_machine),
+                ),
+                names,
+                labels,
+                image_id: b.image.id.clone(),
+                deadline: Duration::from_secs(args.deadline),
+                keep_on_failure: args.keep_on_failure,
+                origin: tokio::time::Instant::from_std(clock),
+            }
+        })
+        .collect();
+    for plan in &plans {
+        eprintln!(
+            "scopebox: running {} case(s) of {} on {} in container {} (deadline {} s)",
+            matrix.cases.len(),
+            matrix.name,
+            plan.platform,
+            plan.names.container,
+            args.deadline
+        );
     }
-    let execution = receipt::execution(&rec, args.deadline, pack_ms, image_ms);
-    receipt::write_outer(&out, &rec, &execution)?;
+    let several = plans.len() > 1;
+    let runs = plans.iter().map(|plan| {
+        let engine = &engine;
+        let interrupt = interrupted();
+        let cases = matrix.cases.len();
+        async move {
+            let prefix = if several {
+                format!("[{}] ", plan.platform)
+            } else {
+                String::new()
+            };
+            let mut progress = Progress::new(cases, Prefixed::new(prefix, std::io::stderr()));
+            lifecycle(engine, plan, interrupt, &mut progress).await
+        }
+    });
+    let records: Vec<Record> = futures_util::future::join_all(runs).await;
+
+    let mut platform_runs = Vec::new();
+    let mut conclusions = Vec::new();
+    let mut any_interrupted = false;
+    let mut any_timed_out = false;
+    let mut any_errors = false;
+    for ((mut rec, plan), inputs) in records.into_iter().zip(&plans).zip(&inputs) {
+        let pdir = out.join(scopebox_schema::receipt::platform_dir(inputs.platform));
+        if let Some(tar) = rec.evidence.take() {
+            let dest = pdir.join(EVIDENCE_DIR);
+            let extracted = std::fs::create_dir_all(&dest)
+                .map_err(|e| e.to_string())
+                .and_then(|()| crate::evidence::extract(&tar, &dest).map_err(|e| describe(&e)));
+            if let Err(problem) = extracted {
+                rec.errors.push(problem);
+            }
+        }
+        let execution = receipt::execution(&rec, args.deadline, pack_ms, image_ms);
+        receipt::write_outer(&pdir, &rec, &execution)?;
+        let (run, conclusion) = receipt::judge_platform(
+            &out,
+            &shared,
+            inputs,
+            &receipt::EngineFacts {
+                architecture: &info.architecture,
+            },
+            &rec,
+            execution,
+        )?;
+        if rec.kept {
+            eprintln!(
+                "scopebox: kept container {} and volume {}; remove them with: scopebox sweep",
+                plan.names.container, plan.names.volume
+            );
+        }
+        any_interrupted |= rec.interrupted;
+        any_timed_out |= rec.timed_out;
+        any_errors |= !rec.errors.is_empty();
+        platform_runs.push(run);
+        conclusions.push(conclusion);
+    }
     let times = Times {
         started: started_at,
         finished: SystemTime::now(),
     };
-    let (receipt, conclusion) = receipt::finish(&out, &run_id, &inputs, &rec, execution, &times)?;
+    let receipt = receipt::write_receipt(
+        &out,
+        &run_id,
+        &shared,
+        blobs,
+        platform_runs,
+        not_covered,
+        &conclusions,
+        &times,
+    )?;
 
     // The run ends the way an auditor would start: replaying the bundle from its bytes alone.
     let verification = scopebox_receipts::verify::verify_dir(&out, &Default::default());
     let verified = matches!(&verification, Ok(report) if report.verified);
-    let outcome = outcome(&rec, conclusion.pass() && verified);
-    if rec.kept {
-        eprintln!(
-            "scopebox: kept container {} and volume {}; remove them with: scopebox sweep",
-            plan.names.container, plan.names.volume
-        );
-    }
+    let all_pass = conclusions.iter().all(Conclusion::pass);
+    let outcome = if any_interrupted {
+        Outcome::Interrupted
+    } else if any_timed_out {
+        Outcome::TimedOut
+    } else if all_pass && verified && !any_errors {
+        Outcome::Passed
+    } else {
+        Outcome::Failed
+    };
     const SHOWN: usize = 12;
-    // After Ctrl-C everything downstream is missing by design; say only that.
-    let shown = if rec.interrupted { 1 } else { SHOWN };
-    for problem in conclusion.problems.iter().take(shown) {
-        eprintln!("  problem: {problem}");
-    }
-    if conclusion.problems.len() > shown && !rec.interrupted {
-        eprintln!(
-            "  … and {} more (see the receipt)",
-            conclusion.problems.len() - shown
-        );
-    }
     let verdict = match outcome {
         Outcome::Passed => "PASSED",
         Outcome::Failed => "FAILED",
         Outcome::TimedOut => "TIMED OUT",
         Outcome::Interrupted => "INTERRUPTED",
     };
+    for (run, conclusion) in receipt.platforms.iter().zip(&conclusions) {
+        // After Ctrl-C everything downstream is missing by design; say only that.
+        let shown = if any_interrupted { 1 } else { SHOWN };
+        for problem in conclusion.problems.iter().take(shown) {
+            eprintln!("  problem ({}): {problem}", run.platform);
+        }
+        if conclusion.problems.len() > shown && !any_interrupted {
+            eprintln!(
+                "  … and {} more on {} (see the receipt)",
+                conclusion.problems.len() - shown,
+                run.platform
+            );
+        }
+        eprintln!(
+            "scopebox: {}{}: {}/{} cases passed, boundary {}, controls {}, cleanup {}",
+            run.platform,
+            if run.emulated { " (emulated)" } else { "" },
+            conclusion.passed,
+            conclusion.total,
+            if run.boundary.applied_meets_policy && run.boundary.observed_meets_policy {
+                "met"
+            } else {
+                "NOT met"
+            },
+            if scopebox_schema::judge::control_failures(&run.controls).is_empty() {
+                "ok"
+            } else {
+                "FAILED"
+            },
+            if run.cleanup.container_removed && run.cleanup.volume_removed {
+                "done"
+            } else {
+                "INCOMPLETE"
+            },
+        );
+    }
+    let covered_text = receipt
+        .platforms
+        .iter()
+        .map(|p| p.platform.name())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let not_covered_text: String = receipt
+        .not_covered
+        .iter()
+        .map(|n| format!("; {} NOT COVERED", n.platform))
+        .collect();
     eprintln!(
-        "scopebox: {verdict}: {}/{} cases passed, boundary {}, controls {}, cleanup {} — bundle {} ({:.1} s)",
-        conclusion.passed,
-        conclusion.total,
-        if receipt.boundary.applied_meets_policy && receipt.boundary.observed_meets_policy {
-            "met"
-        } else {
-            "NOT met"
-        },
-        if scopebox_schema::judge::control_failures(&receipt.controls).is_empty() {
-            "ok"
-        } else {
-            "FAILED"
-        },
-        if receipt.cleanup.container_removed && receipt.cleanup.volume_removed {
-            "done"
-        } else {
-            "INCOMPLETE"
-        },
+        "scopebox: {verdict}: {covered_text}{not_covered_text} — {}/{} cases passed — bundle {} ({:.1} s)",
+        receipt.summary.cases_passed,
+        receipt.summary.cases,
         out.display(),
         clock.elapsed().as_secs_f64()
     );
@@ -336,21 +753,76 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         ),
     }
     if args.json {
+        let platforms: Vec<serde_json::Value> = receipt
+            .platforms
+            .iter()
+            .zip(&conclusions)
+            .map(|(run, c)| {
+                serde_json::json!({
+                    "platform": run.platform,
+                    "emulated": run.emulated,
+                    "imageId": run.inputs.image_id,
+                    "candidateSha256": run.inputs.candidate_archive.sha256,
+                    "candidateArchive": run.inputs.candidate_archive.name,
+                    "cases": {"total": c.total, "passed": c.passed},
+                    "problems": c.problems,
+                })
+            })
+            .collect();
         let summary = serde_json::json!({
             "outcome": verdict.to_ascii_lowercase().replace(' ', "-"),
             "bundle": out,
             "receipt": receipt_path,
             "verified": verified,
             "runId": run_id,
-            "imageId": image.id,
-            "candidateSha256": candidate.manifest.archive.sha256,
-            "cases": {"total": conclusion.total, "passed": conclusion.passed},
-            "problems": conclusion.problems,
+            "engineArchitecture": info.architecture,
+            "platforms": platforms,
+            "notCovered": receipt.not_covered,
+            "cases": {"total": receipt.summary.cases, "passed": receipt.summary.cases_passed},
             "seconds": clock.elapsed().as_secs_f64(),
         });
         println!("{summary}");
     }
     Ok(outcome)
+}
+
+/// A writer that starts every line with `prefix` (one platform's progress among several).
+pub struct Prefixed<W: std::io::Write> {
+    prefix: String,
+    out: W,
+    at_line_start: bool,
+}
+
+impl<W: std::io::Write> Prefixed<W> {
+    pub fn new(prefix: String, out: W) -> Self {
+        Prefixed {
+            prefix,
+            out,
+            at_line_start: true,
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Prefixed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut text = Vec::with_capacity(buf.len() + self.prefix.len());
+        for &b in buf {
+            if self.at_line_start {
+                text.extend_from_slice(self.prefix.as_bytes());
+                self.at_line_start = false;
+            }
+            text.push(b);
+            if b == b'\n' {
+                self.at_line_start = true;
+            }
+        }
+        self.out.write_all(&text)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// How a run came out: Ctrl-C and then the deadline say so whatever else happened; otherwise it
@@ -430,11 +902,11 @@ pub fn shipped_matrices(root: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
     use crate::engine::fake::{Fake, Step};
-    use crate::pack::ArchiveFile;
+    use scopebox_receipts::archive::ArchiveFile;
 
     fn image() -> image::Image {
         let root = workspace_root();
-        let (recipe, bytes) = Recipe::load(&root).unwrap();
+        let (recipe, bytes) = image::load_recipe(&root).unwrap();
         let candidate = [ArchiveFile {
             path: "bin/mcpscope".into(),
             mode: 0o755,
@@ -443,14 +915,88 @@ mod tests {
         image::build(
             &recipe,
             &bytes,
-            &Contents {
+            &image::Contents {
+                platform: Platform::LinuxAmd64,
                 candidate: &candidate,
                 runner: b"r",
                 sentinel: b"s",
                 matrix: b"{}",
+                witnesses: &[],
             },
         )
         .unwrap()
+    }
+
+    fn candidate(platform: Platform) -> Candidate {
+        Candidate::from_binary(platform, image::probe_elf(platform, false))
+    }
+
+    #[test]
+    fn the_default_set_is_every_platform_and_named_ones_are_required() {
+        let all = select_platforms(&[], &[]).unwrap();
+        assert_eq!(all.platforms, Platform::ALL);
+        assert!(!all.required);
+        let arm = select_platforms(&[Platform::LinuxArm64, Platform::LinuxArm64], &[]).unwrap();
+        assert_eq!(arm.platforms, [Platform::LinuxArm64]);
+        assert!(arm.required);
+        // Given candidates decide the platforms, and must agree with --platform.
+        let given = [candidate(Platform::LinuxArm64)];
+        let from = select_platforms(&[], &given).unwrap();
+        assert_eq!(from.platforms, [Platform::LinuxArm64]);
+        assert!(from.required);
+        assert!(select_platforms(&[Platform::LinuxAmd64], &given).is_err());
+        let twice = [
+            candidate(Platform::LinuxAmd64),
+            candidate(Platform::LinuxAmd64),
+        ];
+        assert!(select_platforms(&[], &twice).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_probe_that_cannot_start_reports_why_and_removes_its_container_and_image() {
+        let fake = Fake::new().without_image().failing(Step::Start);
+        let got = probe(&fake, Platform::LinuxArm64, "t1", false)
+            .await
+            .unwrap();
+        assert!(matches!(got, Probe::Cannot(_)), "{got:?}");
+        let calls = fake.calls();
+        assert!(
+            calls.contains(&"remove_container c1".to_string()),
+            "{calls:?}"
+        );
+        assert!(
+            calls.iter().any(|c| c.starts_with("remove_image")),
+            "{calls:?}"
+        );
+        // One that runs keeps its (content-addressed) image for the next run.
+        let fake = Fake::new().without_image();
+        let got = probe(&fake, Platform::LinuxArm64, "t1", false)
+            .await
+            .unwrap();
+        assert_eq!(got, Probe::Runs);
+        assert!(!fake.calls().iter().any(|c| c.starts_with("remove_image")));
+        assert!(fake.objects().is_empty());
+    }
+
+    #[test]
+    fn the_reason_a_platform_cannot_run_says_what_to_install() {
+        let r = cannot_run_reason(
+            Platform::LinuxArm64,
+            "x86_64",
+            "failed to start: exec format error",
+        );
+        assert!(r.contains("exec format error"), "{r}");
+        assert!(r.contains("qemu-user-static"), "{r}");
+        assert!(r.contains("aarch64"), "{r}");
+    }
+
+    #[test]
+    fn every_line_of_a_prefixed_writer_carries_the_platform() {
+        use std::io::Write;
+        let mut w = Prefixed::new("[linux/arm64] ".into(), Vec::new());
+        w.write_all(b"a\nb").unwrap();
+        w.write_all(b"c\n").unwrap();
+        assert_eq!(w.out, b"[linux/arm64] a\n[linux/arm64] bc\n");
     }
 
     #[tokio::test]

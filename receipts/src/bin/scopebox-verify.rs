@@ -15,9 +15,10 @@ Exit codes:
   1  rejected: at least one check failed (--self-test: a mutation was accepted or not applied)
   2  could not read the bundle, or a usage error";
 
-/// Verify a scopebox receipt bundle: recompute every digest, re-derive every case verdict
-/// from the raw captures, check the boundary (policy, inspection, inner observations), the
-/// image ID, the candidate, both controls, the execution and cleanup, and the signature.
+/// Verify a scopebox receipt bundle: recompute every digest, regenerate every platform's image
+/// layer and config from the bundled bytes, re-derive every case verdict from the raw
+/// captures, check the boundary (policy, inspection, inner observations), the machine of every
+/// binary, the candidate, both controls, the execution and cleanup, and the signature.
 #[derive(Parser, Debug)]
 #[command(name = "scopebox-verify", version, after_help = EXIT_CODES)]
 struct Args {
@@ -26,6 +27,12 @@ struct Args {
     /// SPKI PEM public key (PREFIX.pub.pem); requires a valid receipt.dsse.json.
     #[arg(long, value_name = "PUB.pem")]
     key: Option<PathBuf>,
+    /// Require this candidate archive sha256 among the bundle's platforms (repeatable).
+    #[arg(long, value_name = "SHA256")]
+    expect_candidate: Vec<String>,
+    /// Require this image ID (sha256:<hex>) among the bundle's platforms (repeatable).
+    #[arg(long, value_name = "ID")]
+    expect_image: Vec<String>,
     /// Judge against this boundary policy instead of the built-in images/boundary-policy.json.
     #[arg(long, value_name = "POLICY.json")]
     policy: Option<PathBuf>,
@@ -60,7 +67,11 @@ fn run(args: &Args) -> Outcome {
     if args.self_test {
         return self_test(args);
     }
-    let mut options = VerifyOptions::default();
+    let mut options = VerifyOptions {
+        expect_candidates: args.expect_candidate.clone(),
+        expect_images: args.expect_image.clone(),
+        ..VerifyOptions::default()
+    };
     if let Some(key) = &args.key {
         match std::fs::read_to_string(key) {
             Ok(pem) => options.public_key_pem = Some(pem),

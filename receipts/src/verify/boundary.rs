@@ -1,10 +1,14 @@
 //! The boundary, three ways: the policy carried in the bundle is the reference policy (and the
-//! one the receipt names); the raw container inspection meets it (`policy::check_applied`); the
-//! runner's inner observations meet it (`policy::check_observed`); and the receipt's own
-//! boundary record agrees with what was recomputed. It never trusts the recorded agreement flags.
+//! one the receipt names), once per bundle; per platform, the raw container inspection meets it
+//! (`policy::check_applied`), the runner's inner observations meet it (`policy::check_observed`)
+//! and name the platform's machine, the emulation record agrees with the engine's architecture
+//! and the container's environment, and the receipt's own boundary record agrees with what was
+//! recomputed. It never trusts the recorded agreement flags.
 
-use super::{Checks, Context};
+use super::{Checks, Context, PlatformContext};
 use crate::evidence::{InnerBoundary, BOUNDARY_FILE};
+use crate::layout;
+use crate::platform::Platform;
 use crate::policy::{check_applied, check_observed, BoundaryPolicy};
 use crate::receipt::{CONTAINER_INSPECT_FILE, EVIDENCE_DIR, POLICY_FILE};
 
@@ -12,15 +16,14 @@ pub(crate) fn observed_path() -> String {
     format!("{EVIDENCE_DIR}/{BOUNDARY_FILE}")
 }
 
-pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
+/// `boundary.policy`, once per bundle.
+pub(crate) fn check_policy(ctx: &Context, checks: &mut Checks) {
     let receipt = ctx.receipt;
-    let record = &receipt.boundary;
-
     let mut policy_failures = Vec::new();
     match ctx.digest(POLICY_FILE) {
-        Some(d) if d != receipt.inputs.boundary_policy_sha256 => policy_failures.push(format!(
-            "{POLICY_FILE} has sha256 {d}, inputs.boundaryPolicySha256 says {}",
-            receipt.inputs.boundary_policy_sha256
+        Some(d) if d != receipt.boundary_policy_sha256 => policy_failures.push(format!(
+            "{POLICY_FILE} has sha256 {d}, boundaryPolicySha256 says {}",
+            receipt.boundary_policy_sha256
         )),
         _ => {}
     }
@@ -33,10 +36,13 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
                     policy_difference(&bundled, ctx.policy)
                 ));
             }
-            if bundled != record.policy {
-                policy_failures.push(format!(
-                    "receipt boundary.policy differs from {POLICY_FILE}"
-                ));
+            for run in &receipt.platforms {
+                if bundled != run.boundary.policy {
+                    policy_failures.push(format!(
+                        "the {} boundary.policy differs from {POLICY_FILE}",
+                        run.platform
+                    ));
+                }
             }
         }
     }
@@ -45,15 +51,22 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
         "the bundled policy is the reference boundary policy",
         policy_failures,
     );
+}
+
+/// Applied, observed, machine and record, for one platform.
+pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
+    let ctx = p.ctx;
+    let record = &p.run.boundary;
+    let inspect = p.parse::<serde_json::Value>(CONTAINER_INSPECT_FILE);
 
     // Applied: the raw inspection against the reference policy.
-    let applied = match ctx.parse::<serde_json::Value>(CONTAINER_INSPECT_FILE) {
-        Ok(doc) => Some(check_applied(ctx.policy, &doc)),
+    let applied = match &inspect {
+        Ok(doc) => Some(check_applied(ctx.policy, doc)),
         Err(e) => {
             checks.record(
                 "boundary.applied",
                 "the container inspection meets the policy",
-                vec![e],
+                vec![e.clone()],
             );
             None
         }
@@ -67,7 +80,7 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     }
 
     // Observed: the runner's own view from inside.
-    let observed = ctx.parse::<InnerBoundary>(&observed_path());
+    let observed = p.parse::<InnerBoundary>(&observed_path());
     let observed_failures = match &observed {
         Ok(o) => Some(check_observed(ctx.policy, o)),
         Err(_) => None,
@@ -80,6 +93,13 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             (_, Some(f)) => f.clone(),
             _ => Vec::new(),
         },
+    );
+
+    // The machine: the runner saw the platform's, and the emulation record is the engine's.
+    checks.record(
+        "boundary.machine",
+        "the runner saw the platform's machine; emulated exactly when the engine's architecture differs",
+        machine_failures(p, observed.as_ref().ok(), inspect.as_ref().ok()),
     );
 
     // The receipt's record of all this must be what was recomputed.
@@ -122,6 +142,69 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
         "the receipt's boundary record agrees with the recomputed checks",
         record_failures,
     );
+}
+
+/// The inner `uname` machine is the platform's; `emulated` is true exactly when the engine's
+/// architecture is another platform's; the container was told the engine's machine (the
+/// witness it must run) in its environment, and nothing else that names it.
+fn machine_failures(
+    p: &PlatformContext,
+    observed: Option<&InnerBoundary>,
+    inspect: Option<&serde_json::Value>,
+) -> Vec<String> {
+    let run = p.run;
+    let want = run.platform.machine();
+    let mut failures = Vec::new();
+    if let Some(o) = observed {
+        if o.machine != want {
+            failures.push(format!(
+                "the runner saw machine {:?} inside the {} container, expected {want}",
+                o.machine, run.platform
+            ));
+        }
+    }
+    match Platform::from_machine(&run.engine_architecture) {
+        None => failures.push(format!(
+            "the engine architecture {:?} is not one scopebox knows",
+            run.engine_architecture
+        )),
+        Some(engine) => {
+            let emulated = engine != run.platform;
+            if run.emulated != emulated {
+                failures.push(format!(
+                    "emulated is {}, but the engine is {} and the platform {}",
+                    run.emulated, run.engine_architecture, run.platform
+                ));
+            }
+        }
+    }
+    if let Some(doc) = inspect {
+        let doc = match doc {
+            serde_json::Value::Array(items) if items.len() == 1 => &items[0],
+            other => other,
+        };
+        let prefix = format!("{}=", layout::ENGINE_MACHINE_ENV);
+        let told: Vec<&str> = doc
+            .pointer("/Config/Env")
+            .and_then(|v| v.as_array())
+            .map(|env| {
+                env.iter()
+                    .filter_map(|e| e.as_str())
+                    .filter_map(|e| e.strip_prefix(prefix.as_str()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let engine_machine = Platform::from_machine(&run.engine_architecture)
+            .map(|p| p.machine())
+            .unwrap_or(run.engine_architecture.as_str());
+        if told != [engine_machine] {
+            failures.push(format!(
+                "the container's environment gives {} {told:?}, expected exactly [{engine_machine:?}] (the engine's machine)",
+                layout::ENGINE_MACHINE_ENV
+            ));
+        }
+    }
+    failures
 }
 
 /// Name the fields that differ, for the failure line.

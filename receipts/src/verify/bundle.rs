@@ -51,7 +51,7 @@ pub enum BundleErrorKind {
     NoReceipt,
     #[error("receipt.json is not a regular file")]
     ReceiptNotAFile,
-    #[error("receipt.json does not parse as a version 1 receipt: {0}")]
+    #[error("receipt.json does not parse as a version 2 receipt: {0}")]
     Receipt(String),
     #[error("a file is larger than {MAX_FILE_BYTES} bytes")]
     FileTooLarge,

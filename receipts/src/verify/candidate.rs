@@ -1,18 +1,23 @@
-//! The candidate: the pack manifest names the archive the receipt names, its runtime manifest
-//! digest is recomputed from the per-file list, and the list is well-formed (sorted, unique,
-//! sha256 digests, the inventory binary present). It never opens the archive itself (the
-//! bundle does not carry it); the layer check ties the files to the image.
+//! The candidate, per platform: the pack manifest names the archive the receipt names; the
+//! archive's bytes are in the bundle (`inputs/blobs/<sha256>`), so the pack manifest is
+//! regenerated from them and must be the bundled one exactly; its runtime manifest digest is
+//! recomputed from the per-file list, the list is well-formed (sorted, unique, sha256 digests,
+//! the inventory binary present), and that binary is an ELF of this platform's machine (read
+//! from its header). The image check ties the files to the layer.
 
-use super::{Checks, Context};
+use super::{Checks, PlatformContext};
+use crate::archive;
 use crate::digest::{is_sha256_hex, sha256_hex};
+use crate::platform::elf_machine;
+use crate::receipt::blob_path;
 use crate::receipt::{PackManifest, PACK_MANIFEST_FILE};
 
 /// The binary the runner executes, relative to the archive root.
 pub(crate) const CANDIDATE_BIN_IN_ARCHIVE: &str = "bin/mcpscope";
 
-pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
-    let inputs = &ctx.receipt.inputs;
-    let pack = ctx.parse::<PackManifest>(PACK_MANIFEST_FILE);
+pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
+    let inputs = &p.run.inputs;
+    let pack = p.parse::<PackManifest>(PACK_MANIFEST_FILE);
 
     let mut archive_failures = Vec::new();
     match &pack {
@@ -41,9 +46,39 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             }
         }
     }
+    // The archive itself: regenerate the pack manifest from its bytes.
+    match p.ctx.bytes(&blob_path(&inputs.candidate_archive.sha256)) {
+        Err(e) => archive_failures.push(format!("the candidate archive's bytes: {e}")),
+        Ok(bytes) => match archive::read_archive(&inputs.candidate_archive.name, bytes) {
+            Err(e) => archive_failures.push(format!("failed to {e}")),
+            Ok(files) => {
+                let regenerated = archive::manifest(&inputs.candidate_archive.name, bytes, &files);
+                if pack.as_ref().ok() != Some(&regenerated) {
+                    archive_failures.push(format!(
+                        "{} is not the manifest of the bundled archive's bytes",
+                        p.path(PACK_MANIFEST_FILE)
+                    ));
+                }
+                let bin = files.iter().find(|f| f.path == CANDIDATE_BIN_IN_ARCHIVE);
+                let want = p.run.platform.elf_machine();
+                match bin.map(|f| elf_machine(&f.bytes)) {
+                    Some(Some(Ok(m))) if m == want => {}
+                    Some(Some(Ok(m))) => archive_failures.push(format!(
+                        "the archive's {CANDIDATE_BIN_IN_ARCHIVE} is an ELF for machine {m}, not {} ({want})",
+                        p.run.platform.machine()
+                    )),
+                    Some(Some(Err(problem))) => archive_failures
+                        .push(format!("the archive's {CANDIDATE_BIN_IN_ARCHIVE} is {problem}")),
+                    Some(None) | None => archive_failures.push(format!(
+                        "the archive's {CANDIDATE_BIN_IN_ARCHIVE} is not an ELF binary"
+                    )),
+                }
+            }
+        },
+    }
     checks.record(
         "candidate.archive",
-        "the pack manifest names the candidate archive the receipt names",
+        "the pack manifest is the bundled archive's, which the receipt names, built for this platform",
         archive_failures,
     );
 

@@ -1,10 +1,10 @@
-//! The matrix and the cases: the bundled matrix is the one named, is valid, and every case in
-//! it ran exactly once; each verdict is re-derived from the raw stdout, stderr and record with
+//! The matrix and the cases: the bundled matrix is the one named and is valid (once per bundle);
+//! per platform, every case in it ran exactly once; each verdict is re-derived from the raw stdout, stderr and record with
 //! `judge::judge` (the runner's own rules) and compared with both recorded verdicts; canaries and
 //! the sentinel marker are re-checked directly from the captures and records; the summary counts
 //! are recomputed. It never trusts a recorded verdict or count.
 
-use super::{Checks, Context};
+use super::{Checks, Context, PlatformContext};
 use crate::evidence::{
     CaseRecord, RunSummary, CASES_DIR, RECORD_FILE, STDERR_FILE, STDOUT_FILE, SUMMARY_FILE,
 };
@@ -61,14 +61,15 @@ const CASE_CHECKS: [(&str, &str); 8] = [
     ),
 ];
 
-pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
-    let inputs = &ctx.receipt.inputs;
+/// `matrix.digest` and `matrix.valid`, once per bundle.
+pub(crate) fn check_matrix(ctx: &Context, checks: &mut Checks) {
+    let named = &ctx.receipt.matrix;
     let mut digest_failures = Vec::new();
     match ctx.digest(MATRIX_FILE) {
         None => digest_failures.push(format!("{MATRIX_FILE} is missing")),
-        Some(d) if d != inputs.matrix_sha256 => digest_failures.push(format!(
-            "{MATRIX_FILE} has sha256 {d}, inputs.matrixSha256 says {}",
-            inputs.matrix_sha256
+        Some(d) if d != named.sha256 => digest_failures.push(format!(
+            "{MATRIX_FILE} has sha256 {d}, matrix.sha256 says {}",
+            named.sha256
         )),
         Some(_) => {}
     }
@@ -86,6 +87,15 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             if let Err(problems) = validate_matrix(m) {
                 valid_failures.extend(problems);
             }
+            if m.name != named.name || m.cases.len() != named.case_count {
+                valid_failures.push(format!(
+                    "the matrix is {:?} with {} cases, the receipt names {:?} with {}",
+                    m.name,
+                    m.cases.len(),
+                    named.name,
+                    named.case_count
+                ));
+            }
         }
     }
     checks.record(
@@ -93,8 +103,11 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
         "the matrix parses and passes the runner's validation",
         valid_failures,
     );
+}
 
-    let matrix = match matrix {
+/// Every case family, for one platform.
+pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
+    let matrix = match p.ctx.parse::<Matrix>(MATRIX_FILE) {
         Ok(m) => m,
         Err(e) => {
             for (id, title) in CASE_CHECKS {
@@ -103,7 +116,7 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             return;
         }
     };
-    judge_cases(ctx, &matrix, checks);
+    judge_cases(p, &matrix, checks);
 }
 
 #[derive(Default)]
@@ -118,8 +131,8 @@ struct Failures {
     summary: Vec<String>,
 }
 
-fn judge_cases(ctx: &Context, matrix: &Matrix, checks: &mut Checks) {
-    let receipt = ctx.receipt;
+fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
+    let receipt = p.run;
     let mut f = Failures::default();
 
     // Coverage: the same ids, in the same order, in the matrix, the receipt and the evidence tree.
@@ -141,8 +154,9 @@ fn judge_cases(ctx: &Context, matrix: &Matrix, checks: &mut Checks) {
                 .push("the receipt lists the cases in another order, or twice".into());
         }
     }
-    let prefix = format!("{EVIDENCE_DIR}/{CASES_DIR}/");
-    let evidence_ids: BTreeSet<&str> = ctx
+    let prefix = p.path(&format!("{EVIDENCE_DIR}/{CASES_DIR}/"));
+    let evidence_ids: BTreeSet<&str> = p
+        .ctx
         .bundle
         .files
         .keys()
@@ -172,14 +186,14 @@ fn judge_cases(ctx: &Context, matrix: &Matrix, checks: &mut Checks) {
         let stdout_path = case_file(id, STDOUT_FILE);
         let stderr_path = case_file(id, STDERR_FILE);
         let record_path = case_file(id, RECORD_FILE);
-        let (Ok(stdout), Ok(stderr)) = (ctx.bytes(&stdout_path), ctx.bytes(&stderr_path)) else {
+        let (Ok(stdout), Ok(stderr)) = (p.bytes(&stdout_path), p.bytes(&stderr_path)) else {
             f.coverage
                 .push(format!("case {id} has no stdout or stderr capture"));
             f.pass
                 .push(format!("case {id}: not judged (captures missing)"));
             continue;
         };
-        let record: CaseRecord = match ctx.parse(&record_path) {
+        let record: CaseRecord = match p.parse(&record_path) {
             Ok(r) => r,
             Err(e) => {
                 f.coverage.push(format!("case {id}: {e}"));
@@ -191,7 +205,7 @@ fn judge_cases(ctx: &Context, matrix: &Matrix, checks: &mut Checks) {
         judged += 1;
 
         // Captures: the receipt's per-case digests and the record's digests are the bytes here.
-        let actual = |p: &str| ctx.digest(p).unwrap_or("").to_string();
+        let actual = |path: &str| p.digest(path).unwrap_or("").to_string();
         match entries.get(id) {
             Some(entry) => {
                 for (what, recorded, path) in [
@@ -302,15 +316,15 @@ fn judge_cases(ctx: &Context, matrix: &Matrix, checks: &mut Checks) {
             s.total, s.passed, s.failed
         ));
     }
-    match ctx.parse::<RunSummary>(&summary_path()) {
+    match p.parse::<RunSummary>(&summary_path()) {
         Err(e) => f.summary.push(e),
         Ok(run) => {
-            if run.matrix_sha256 != receipt.inputs.matrix_sha256 {
+            if run.matrix_sha256 != p.ctx.receipt.matrix.sha256 {
                 f.summary.push(format!(
                     "{} names matrix {}, the receipt {}",
                     summary_path(),
                     run.matrix_sha256,
-                    receipt.inputs.matrix_sha256
+                    p.ctx.receipt.matrix.sha256
                 ));
             }
             if (run.total, run.passed, run.failed) != (total, passed, failed) {

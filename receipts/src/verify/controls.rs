@@ -9,7 +9,7 @@
 //! source; the runner's `controls.json` must equal what they derive, and the receipt's copy must
 //! equal `controls.json`. It never accepts a control flag it did not re-derive.
 
-use super::{Checks, Context};
+use super::{Checks, PlatformContext};
 use crate::evidence::{
     Controls, NegativeControlRecord, PositiveControlRecord, CONTROLS_FILE,
     NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
@@ -28,11 +28,11 @@ fn evidence(rel: &str) -> String {
     format!("{EVIDENCE_DIR}/{rel}")
 }
 
-pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
+pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
     let path = controls_path();
-    let controls = ctx.parse::<Controls>(&path);
-    let mut positive = positive_failures(ctx, controls.as_ref().ok());
-    let mut negative = negative_failures(ctx, controls.as_ref().ok());
+    let controls = p.parse::<Controls>(&path);
+    let mut positive = positive_failures(p, controls.as_ref().ok());
+    let mut negative = negative_failures(p, controls.as_ref().ok());
     let mut recorded = Vec::new();
     match &controls {
         Err(e) => {
@@ -41,7 +41,7 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             recorded.push(e.clone());
         }
         Ok(c) => {
-            if *c != ctx.receipt.controls {
+            if *c != p.run.controls {
                 recorded.push(format!("receipt controls differ from {path}"));
             }
         }
@@ -63,9 +63,9 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     );
 }
 
-fn positive_failures(ctx: &Context, stated: Option<&Controls>) -> Vec<String> {
+fn positive_failures(p: &PlatformContext, stated: Option<&Controls>) -> Vec<String> {
     let path = evidence(POSITIVE_CONTROL_RECORD_FILE);
-    let record = match ctx.parse::<PositiveControlRecord>(&path) {
+    let record = match p.parse::<PositiveControlRecord>(&path) {
         Ok(r) => r,
         Err(e) => return vec![e],
     };
@@ -96,13 +96,13 @@ fn positive_failures(ctx: &Context, stated: Option<&Controls>) -> Vec<String> {
     failures
 }
 
-fn negative_failures(ctx: &Context, stated: Option<&Controls>) -> Vec<String> {
+fn negative_failures(p: &PlatformContext, stated: Option<&Controls>) -> Vec<String> {
     let path = evidence(NEGATIVE_CONTROL_RECORD_FILE);
     let parsed = (
-        ctx.parse::<NegativeControlRecord>(&path),
-        ctx.bytes(&evidence(NEGATIVE_CONTROL_STDOUT_FILE)),
-        ctx.bytes(&evidence(NEGATIVE_CONTROL_STDERR_FILE)),
-        ctx.parse::<Matrix>(MATRIX_FILE),
+        p.parse::<NegativeControlRecord>(&path),
+        p.bytes(&evidence(NEGATIVE_CONTROL_STDOUT_FILE)),
+        p.bytes(&evidence(NEGATIVE_CONTROL_STDERR_FILE)),
+        p.ctx.parse::<Matrix>(MATRIX_FILE),
     );
     let (record, stdout, stderr, matrix) = match parsed {
         (Ok(r), Ok(out), Ok(err), Ok(m)) => (r, out, err, m),

@@ -1,12 +1,12 @@
-//! How the run ended and what was left behind: the receipt header is a version 1 receipt from
-//! scopebox; the container exited on its own (no timeout, no OOM kill, no signal, exit 0) as
+//! How the run ended and what was left behind: the receipt header is a version 2 receipt from
+//! scopebox; per platform: the container exited on its own (no timeout, no OOM kill, no signal, exit 0) as
 //! both `outer/execution.json` and the engine's inspection say; the runner finished (its
 //! summary exists, no error record); the lifecycle log shows the steps in a safe order (stopped
 //! before the export — killed first when the deadline passed —, inspected before removal,
 //! container and volume removed, then the final sweep) and agrees with the recorded status,
 //! signal, timeout and cleanup; and the container and volume were removed.
 
-use super::{Checks, Context};
+use super::{Checks, Context, PlatformContext};
 use crate::evidence::{RunError, ERROR_FILE};
 use crate::receipt::{
     Cleanup, EventKind, Execution, CONTAINER_INSPECT_FILE, EVIDENCE_DIR, EXECUTION_FILE,
@@ -16,8 +16,12 @@ use serde_json::Value;
 pub(crate) fn check_header(ctx: &Context, checks: &mut Checks) {
     let r = ctx.receipt;
     let mut failures = Vec::new();
-    if r.schema_version != 1 {
-        failures.push(format!("schemaVersion {}, expected 1", r.schema_version));
+    if r.schema_version != crate::receipt::SCHEMA_VERSION {
+        failures.push(format!(
+            "schemaVersion {}, expected {}",
+            r.schema_version,
+            crate::receipt::SCHEMA_VERSION
+        ));
     }
     if r.tool.name != "scopebox" || r.tool.version.is_empty() {
         failures.push(format!(
@@ -38,7 +42,7 @@ pub(crate) fn check_header(ctx: &Context, checks: &mut Checks) {
     }
     checks.record(
         "receipt.header",
-        "receipt.json is a version 1 scopebox receipt",
+        "receipt.json is a version 2 scopebox receipt",
         failures,
     );
 }
@@ -64,16 +68,17 @@ fn is_rfc3339_utc(text: &str) -> bool {
         && (b.len() == 20 || (b[19] == b'.' && b.len() > 21 && digits(20..b.len() - 1)))
 }
 
-pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
-    let receipt = ctx.receipt;
-    let execution = ctx.parse::<Execution>(EXECUTION_FILE);
+pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
+    let run = p.run;
+    let execution = p.parse::<Execution>(EXECUTION_FILE);
 
     let mut recorded = Vec::new();
     match &execution {
         Err(e) => recorded.push(e.clone()),
-        Ok(e) if *e != receipt.execution => {
-            recorded.push(format!("receipt execution differs from {EXECUTION_FILE}"))
-        }
+        Ok(e) if *e != run.execution => recorded.push(format!(
+            "receipt execution differs from {}",
+            p.path(EXECUTION_FILE)
+        )),
         Ok(_) => {}
     }
     checks.record(
@@ -82,21 +87,24 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
         recorded,
     );
 
-    let e = execution.as_ref().unwrap_or(&receipt.execution);
+    let e = execution.as_ref().unwrap_or(&run.execution);
     let mut completed = completion_failures(e);
     let summary = super::cases::summary_path();
-    if !ctx.bundle.files.contains_key(&summary) {
-        completed.push(format!("{summary} is missing: the runner did not finish"));
+    if !p.has(&summary) {
+        completed.push(format!(
+            "{} is missing: the runner did not finish",
+            p.path(&summary)
+        ));
     }
     let error_path = format!("{EVIDENCE_DIR}/{ERROR_FILE}");
-    if ctx.bundle.files.contains_key(&error_path) {
-        let detail = ctx
+    if p.has(&error_path) {
+        let detail = p
             .parse::<RunError>(&error_path)
             .map(|err| format!("{}: {}", err.kind, err.message))
             .unwrap_or_else(|e| e);
         completed.push(format!("the runner refused to run: {detail}"));
     }
-    match ctx.parse::<Value>(CONTAINER_INSPECT_FILE) {
+    match p.parse::<Value>(CONTAINER_INSPECT_FILE) {
         Err(err) => completed.push(err),
         Ok(doc) => {
             let doc = match &doc {
@@ -132,13 +140,13 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     checks.record(
         "execution.lifecycle",
         "the lifecycle log shows the container stopped (killed first on a deadline) before the export, inspected before removal, then removed with its volume",
-        lifecycle_failures(e, &receipt.cleanup),
+        lifecycle_failures(e, &run.cleanup),
     );
 
     checks.record(
         "execution.cleanup",
         "the container and the volume were removed",
-        cleanup_failures(&receipt.cleanup),
+        cleanup_failures(&run.cleanup),
     );
 }
 

@@ -1,6 +1,8 @@
 //! File integrity: every file listed in `receipt.json` exists with its recorded sha256, no
 //! unlisted file is present, nothing in the bundle is a symlink or special file, and every
-//! file is one the bundle layout allows. It never interprets file contents.
+//! file is one the bundle layout (schema 2) allows: the shared inputs, the blobs, and per
+//! platform that ran its inputs, outer records and evidence tree. It never interprets file
+//! contents.
 
 use super::{Checks, Context};
 use crate::digest::is_sha256_hex;
@@ -10,16 +12,17 @@ use crate::evidence::{
     RECORD_FILE, STDERR_FILE, STDOUT_FILE, SUMMARY_FILE,
 };
 use crate::receipt::{
-    CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR, EXECUTION_FILE, IMAGE_CONFIG_FILE,
-    IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE, POLICY_FILE,
-    RECEIPT_FILE,
+    BLOBS_DIR, CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR, EXECUTION_FILE,
+    IMAGE_CONFIG_FILE, IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE,
+    POLICY_FILE, RECEIPT_FILE, RECIPE_FILE,
 };
 
-/// The fixed files every bundle holds besides the evidence tree.
-pub(crate) const FIXED_FILES: [&str; 8] = [
+/// The fixed files every bundle holds at its top.
+pub(crate) const FIXED_FILES: [&str; 3] = [MATRIX_FILE, POLICY_FILE, RECIPE_FILE];
+
+/// The fixed files every platform directory holds besides its evidence tree.
+pub(crate) const PLATFORM_FILES: [&str; 6] = [
     PACK_MANIFEST_FILE,
-    MATRIX_FILE,
-    POLICY_FILE,
     IMAGE_CONFIG_FILE,
     LAYER_MANIFEST_FILE,
     CONTAINER_INSPECT_FILE,
@@ -101,10 +104,19 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
         unlisted,
     );
 
-    let case_ids: Vec<&str> = receipt.cases.iter().map(|c| c.id.as_str()).collect();
     let mut layout = Vec::new();
+    let platforms: Vec<(&str, Vec<&str>)> = receipt
+        .platforms
+        .iter()
+        .map(|run| {
+            (
+                run.dir.as_str(),
+                run.cases.iter().map(|c| c.id.as_str()).collect(),
+            )
+        })
+        .collect();
     for path in bundle.files.keys().chain(receipt.files.keys()) {
-        if !allowed_path(path, &case_ids) {
+        if !allowed_in_bundle(path, &platforms) {
             layout.push(format!("{path} is not part of the bundle layout"));
         }
     }
@@ -113,11 +125,19 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             layout.push(format!("{fixed} is missing"));
         }
     }
+    for run in &receipt.platforms {
+        for fixed in PLATFORM_FILES {
+            let path = run.path(fixed);
+            if !bundle.files.contains_key(&path) {
+                layout.push(format!("{path} is missing"));
+            }
+        }
+    }
     layout.sort();
     layout.dedup();
     checks.record(
         "files.layout",
-        "the bundle holds exactly the files of the receipt-v1 layout",
+        "the bundle holds exactly the files of the receipt-v2 layout",
         layout,
     );
 }
@@ -133,8 +153,27 @@ fn is_safe_relative(path: &str) -> bool {
             .all(|part| !part.is_empty() && part != "." && part != "..")
 }
 
-fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
+/// A path the v2 layout allows in a bundle of these platforms (directory, case ids).
+fn allowed_in_bundle(path: &str, platforms: &[(&str, Vec<&str>)]) -> bool {
     if FIXED_FILES.contains(&path) {
+        return true;
+    }
+    if let Some(name) = path
+        .strip_prefix(BLOBS_DIR)
+        .and_then(|r| r.strip_prefix('/'))
+    {
+        return is_sha256_hex(name);
+    }
+    platforms.iter().any(|(dir, case_ids)| {
+        path.strip_prefix(dir)
+            .and_then(|r| r.strip_prefix('/'))
+            .is_some_and(|rest| allowed_path(rest, case_ids))
+    })
+}
+
+/// A platform-relative path the layout allows, given the platform's case ids.
+fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
+    if PLATFORM_FILES.contains(&path) {
         return true;
     }
     let Some(rest) = path
@@ -177,6 +216,21 @@ mod tests {
         let ids = ["one"];
         assert!(allowed_path("evidence/cases/one/stdout", &ids));
         assert!(allowed_path("outer/execution.json", &ids));
+        let platforms = [("platforms/linux-arm64", ids.to_vec())];
+        assert!(allowed_in_bundle(
+            "platforms/linux-arm64/evidence/cases/one/stdout",
+            &platforms
+        ));
+        assert!(!allowed_in_bundle(
+            "platforms/linux-amd64/evidence/cases/one/stdout",
+            &platforms
+        ));
+        assert!(allowed_in_bundle(
+            &format!("inputs/blobs/{}", "a".repeat(64)),
+            &platforms
+        ));
+        assert!(!allowed_in_bundle("inputs/blobs/abc", &platforms));
+        assert!(allowed_in_bundle("inputs/image-recipe.json", &platforms));
         assert!(!allowed_path("evidence/cases/two/stdout", &ids));
         assert!(!allowed_path("evidence/cases/one/extra", &ids));
         assert!(allowed_path("evidence/error.json", &ids));

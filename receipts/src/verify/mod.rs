@@ -1,14 +1,19 @@
-//! Independent verification of a receipt bundle. Nothing recorded is trusted without
-//! recomputation: digests are recomputed from bytes, verdicts re-derived from raw captures with
-//! `judge`, the boundary re-checked against the policy from the inspection and the inner
-//! observations, the image ID recomputed from its config, and the signature checked over the
-//! exact `receipt.json`. Each family of checks lives in its own module and yields named checks
-//! (`Check`); the report is the ordered list. This module never writes, never runs anything,
-//! and never needs Docker: an auditor runs it on a copied directory.
+//! Independent verification of a receipt bundle (schema 2, every platform of a run). Nothing
+//! recorded is trusted without recomputation: digests are recomputed from bytes, every image
+//! layer and config is regenerated from the bundled recipe, blobs and matrix and its ID
+//! recomputed, verdicts re-derived from raw captures with `judge`, the boundary re-checked
+//! against the policy from the inspection and the inner observations, and the signature checked
+//! over the exact `receipt.json`. Bundle-wide checks run once (`files`, `blobs`, `platforms`,
+//! the matrix and policy); every per-platform family runs once per platform that ran, its check
+//! ids prefixed with the platform's directory name (`linux-arm64/cases.verdicts`). Each family
+//! lives in its own module and yields named checks (`Check`); the report is the ordered list,
+//! headed by what was verified (`Subject`). This module never writes, never runs anything, and
+//! never needs Docker: an auditor runs it on a copied directory.
 //!
 //! Outcomes: `Ok(report)` with `report.verified` true (every check passed) or false (rejected:
 //! at least one check failed), or `Err(BundleError)` when the bundle could not be read at all.
 
+mod blobs;
 mod boundary;
 pub mod bundle;
 mod candidate;
@@ -17,6 +22,7 @@ mod controls;
 mod execution;
 mod files;
 mod image;
+mod platforms;
 pub mod report;
 mod signature;
 
@@ -24,8 +30,9 @@ pub use bundle::{Bundle, BundleError, BundleErrorKind};
 pub use execution::{cleanup_failures, completion_failures, lifecycle_failures};
 
 use crate::digest::sha256_hex;
+use crate::platform::Platform;
 use crate::policy::BoundaryPolicy;
-use crate::receipt::Receipt;
+use crate::receipt::{PlatformRun, Receipt, SCHEMA_VERSION};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -47,6 +54,12 @@ pub struct VerifyOptions {
     pub policy: Option<BoundaryPolicy>,
     /// Skip the envelope entirely (used when signing: the old envelope is about to be replaced).
     pub ignore_envelope: bool,
+    /// `--expect-candidate SHA256` (repeatable): each must be the candidate archive digest of
+    /// a platform that ran (`expect.candidate`).
+    pub expect_candidates: Vec<String>,
+    /// `--expect-image ID` (repeatable): each must be the image ID of a platform that ran
+    /// (`expect.image`).
+    pub expect_images: Vec<String>,
 }
 
 /// One named check and, when it failed, every reason.
@@ -64,11 +77,64 @@ pub struct Check {
     pub failures: Vec<String>,
 }
 
+/// What a report is about, as the receipt names it (every value is checked by some check of
+/// the report; reading this alone proves nothing).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Subject {
+    pub run_id: String,
+    pub matrix_sha256: String,
+    pub platforms: Vec<SubjectPlatform>,
+    /// Platforms of the default set that did not run, with the reason.
+    pub not_covered: Vec<String>,
+    /// The key id of the signer, when a key was given and the signature checked with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signer_key_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SubjectPlatform {
+    pub platform: String,
+    pub emulated: bool,
+    pub candidate_archive: String,
+    pub candidate_sha256: String,
+    pub image_id: String,
+}
+
+impl Subject {
+    fn of(receipt: &Receipt) -> Subject {
+        Subject {
+            run_id: receipt.run_id.clone(),
+            matrix_sha256: receipt.matrix.sha256.clone(),
+            platforms: receipt
+                .platforms
+                .iter()
+                .map(|p| SubjectPlatform {
+                    platform: p.platform.name().to_string(),
+                    emulated: p.emulated,
+                    candidate_archive: p.inputs.candidate_archive.name.clone(),
+                    candidate_sha256: p.inputs.candidate_archive.sha256.clone(),
+                    image_id: p.inputs.image_id.clone(),
+                })
+                .collect(),
+            not_covered: receipt
+                .not_covered
+                .iter()
+                .map(|n| format!("{}: {}", n.platform, n.reason))
+                .collect(),
+            signer_key_id: None,
+        }
+    }
+}
+
 /// The full verification outcome of a readable bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Report {
     pub bundle: String,
+    /// What was verified: candidates, images, matrix, platforms, run id, signer.
+    pub subject: Subject,
     /// True only when every check passed.
     pub verified: bool,
     pub checks: Vec<Check>,
@@ -87,15 +153,24 @@ impl Report {
     }
 }
 
-/// Collects checks in order.
+/// Collects checks in order; while a platform is being checked, ids and titles carry it.
 #[derive(Debug, Default)]
 pub(crate) struct Checks {
     list: Vec<Check>,
     notes: Vec<String>,
+    scope: Option<Platform>,
+    signer_key_id: Option<String>,
 }
 
 impl Checks {
     pub(crate) fn record(&mut self, id: &str, title: &str, mut failures: Vec<String>) {
+        let (id, title) = match self.scope {
+            Some(p) => (
+                format!("{}/{id}", p.dir_name()),
+                format!("{title} ({})", p.name()),
+            ),
+            None => (id.to_string(), title.to_string()),
+        };
         if failures.len() > MAX_FAILURES_PER_CHECK {
             let more = failures.len() - MAX_FAILURES_PER_CHECK;
             failures.truncate(MAX_FAILURES_PER_CHECK);
@@ -112,8 +187,8 @@ impl Checks {
             Some(line)
         };
         self.list.push(Check {
-            id: id.to_string(),
-            title: title.to_string(),
+            id,
+            title,
             ok: failures.is_empty(),
             reason,
             failures,
@@ -122,6 +197,11 @@ impl Checks {
 
     pub(crate) fn note(&mut self, note: impl Into<String>) {
         self.notes.push(note.into());
+    }
+
+    /// The key id the signature was checked with (for the report's subject).
+    pub(crate) fn signed_by(&mut self, keyid: String) {
+        self.signer_key_id = Some(keyid);
     }
 
     fn all_ok(&self) -> bool {
@@ -160,6 +240,40 @@ impl<'a> Context<'a> {
     }
 }
 
+/// One platform's view of the bundle: the same accessors, with paths relative to the
+/// platform's directory (`platforms/<os>-<arch>/`).
+pub(crate) struct PlatformContext<'a> {
+    pub ctx: &'a Context<'a>,
+    pub run: &'a PlatformRun,
+}
+
+impl<'a> PlatformContext<'a> {
+    /// The bundle path of a platform-relative path.
+    pub fn path(&self, rel: &str) -> String {
+        self.run.path(rel)
+    }
+
+    pub fn bytes(&self, rel: &str) -> Result<&'a [u8], String> {
+        self.ctx.bytes(&self.path(rel))
+    }
+
+    pub fn parse<T: DeserializeOwned>(&self, rel: &str) -> Result<T, String> {
+        self.ctx.parse(&self.path(rel))
+    }
+
+    pub fn digest(&self, rel: &str) -> Option<&'a str> {
+        self.ctx
+            .digests
+            .get(self.path(rel).as_str())
+            .map(String::as_str)
+    }
+
+    /// Whether the bundle holds this platform-relative file.
+    pub fn has(&self, rel: &str) -> bool {
+        self.ctx.bundle.files.contains_key(&self.path(rel))
+    }
+}
+
 /// Read and verify the bundle at `path`.
 pub fn verify_dir(path: &Path, options: &VerifyOptions) -> Result<Report, BundleError> {
     let bundle = Bundle::read(path)?;
@@ -168,6 +282,9 @@ pub fn verify_dir(path: &Path, options: &VerifyOptions) -> Result<Report, Bundle
 
 /// Verify a bundle already read into memory.
 pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report, BundleError> {
+    if let Some(report) = other_schema(bundle)? {
+        return Ok(report);
+    }
     let receipt: Receipt = serde_json::from_slice(&bundle.receipt_bytes)
         .map_err(|e| BundleError::receipt(&bundle.root, e))?;
     let reference;
@@ -190,24 +307,78 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
         digests,
     };
     let mut checks = Checks::default();
-    files::check(&ctx, &mut checks);
     execution::check_header(&ctx, &mut checks);
-    cases::check(&ctx, &mut checks);
-    boundary::check(&ctx, &mut checks);
-    image::check(&ctx, &mut checks);
-    candidate::check(&ctx, &mut checks);
-    controls::check(&ctx, &mut checks);
-    execution::check(&ctx, &mut checks);
+    files::check(&ctx, &mut checks);
+    platforms::check(&ctx, options, &mut checks);
+    blobs::check(&ctx, &mut checks);
+    cases::check_matrix(&ctx, &mut checks);
+    boundary::check_policy(&ctx, &mut checks);
+    for run in &receipt.platforms {
+        let p = PlatformContext { ctx: &ctx, run };
+        checks.scope = Some(run.platform);
+        cases::check(&p, &mut checks);
+        boundary::check(&p, &mut checks);
+        image::check(&p, &mut checks);
+        candidate::check(&p, &mut checks);
+        controls::check(&p, &mut checks);
+        execution::check(&p, &mut checks);
+        checks.scope = None;
+    }
     if !options.ignore_envelope {
         let verified_so_far = checks.all_ok();
         signature::check(&ctx, options, verified_so_far, &mut checks);
     }
+    let mut subject = Subject::of(&receipt);
+    subject.signer_key_id = checks.signer_key_id.take();
     Ok(Report {
         bundle: bundle.root.display().to_string(),
+        subject,
         verified: checks.all_ok(),
         checks: checks.list,
         notes: checks.notes,
     })
+}
+
+/// A receipt of another schema version is rejected by one named check (`receipt.schema`) and
+/// read no further: its fields mean other things. Schema 1 predates the kernel witness and the
+/// bound inputs, so nothing it says can be checked to today's standard.
+fn other_schema(bundle: &Bundle) -> Result<Option<Report>, BundleError> {
+    #[derive(Deserialize)]
+    struct Version {
+        #[serde(rename = "schemaVersion")]
+        schema_version: Option<serde_json::Value>,
+        #[serde(rename = "runId")]
+        run_id: Option<serde_json::Value>,
+    }
+    let version: Version = serde_json::from_slice(&bundle.receipt_bytes)
+        .map_err(|e| BundleError::receipt(&bundle.root, e))?;
+    let found = version.schema_version.as_ref().and_then(|v| v.as_u64());
+    if found == Some(u64::from(SCHEMA_VERSION)) {
+        return Ok(None);
+    }
+    let mut checks = Checks::default();
+    checks.record(
+        "receipt.schema",
+        "receipt.json is a schema version 2 receipt",
+        vec![match found {
+            Some(1) => "schemaVersion 1: this bundle predates the kernel witness and the bound inputs (the layer's bytes), so it cannot be verified to schema 2; re-run it with this scopebox".to_string(),
+            Some(v) => format!("schemaVersion {v}, expected {SCHEMA_VERSION}"),
+            None => "no numeric schemaVersion".to_string(),
+        }],
+    );
+    Ok(Some(Report {
+        bundle: bundle.root.display().to_string(),
+        subject: Subject {
+            run_id: version
+                .run_id
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            ..Subject::default()
+        },
+        verified: false,
+        checks: checks.list,
+        notes: checks.notes,
+    }))
 }
 
 /// The built-in reference policy.

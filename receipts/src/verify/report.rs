@@ -16,6 +16,9 @@ pub struct JsonReport {
     /// Present when the bundle could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What was verified (absent when the bundle could not be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<super::Subject>,
     pub checks: Vec<super::Check>,
     pub notes: Vec<String>,
 }
@@ -32,6 +35,7 @@ impl JsonReport {
             .into(),
             bundle: report.bundle.clone(),
             error: None,
+            subject: Some(report.subject.clone()),
             checks: report.checks.clone(),
             notes: report.notes.clone(),
         }
@@ -43,16 +47,45 @@ impl JsonReport {
             result: "unreadable".into(),
             bundle: bundle.to_string(),
             error: Some(format!("failed to {error}")),
+            subject: None,
             checks: Vec::new(),
             notes: Vec::new(),
         }
     }
 }
 
+/// What the report is about, first: run, matrix, per platform the candidate and image, what
+/// was not covered, and the signer when a key was checked.
+pub fn render_subject(subject: &super::Subject) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("  run      {}\n", subject.run_id));
+    out.push_str(&format!("  matrix   sha256:{}\n", subject.matrix_sha256));
+    for p in &subject.platforms {
+        out.push_str(&format!(
+            "  {:<12} candidate {} sha256:{}\n  {:<12} image {}{}\n",
+            p.platform,
+            p.candidate_archive,
+            p.candidate_sha256,
+            "",
+            p.image_id,
+            if p.emulated { " (emulated)" } else { "" }
+        ));
+    }
+    for n in &subject.not_covered {
+        out.push_str(&format!("  NOT COVERED {n}\n"));
+    }
+    match &subject.signer_key_id {
+        Some(k) => out.push_str(&format!("  signer   key id {k}\n")),
+        None => out.push_str("  signer   not checked (no --key)\n"),
+    }
+    out
+}
+
 /// The human check list.
 pub fn render_text(report: &Report) -> String {
     let mut out = String::new();
     out.push_str(&format!("scopebox-verify {}\n", report.bundle));
+    out.push_str(&render_subject(&report.subject));
     for check in &report.checks {
         if check.ok {
             out.push_str(&format!("  ✓ {:<22} {}\n", check.id, check.title));
