@@ -91,7 +91,9 @@ fn the_manifest_lists_every_matrix_file_in_the_directory() {
     let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".json") && n != "shipped.json")
+        // The native reference's scenario files (`native-*.json`) are not case matrices: the
+        // native run reads them, the shipped matrix never does.
+        .filter(|n| n.ends_with(".json") && n != "shipped.json" && !n.starts_with("native-"))
         .collect();
     on_disk.sort();
     let mut listed = manifest().matrices.clone();
