@@ -91,10 +91,10 @@ pub fn invariants(
         if canary.is_empty() {
             continue;
         }
-        if contains_bytes(stdout, canary.as_bytes()) {
+        if canary_in(stdout, canary) {
             failures.push(format!("canary {canary} in stdout"));
         }
-        if contains_bytes(stderr, canary.as_bytes()) {
+        if canary_in(stderr, canary) {
             failures.push(format!("canary {canary} in stderr"));
         }
     }
@@ -104,6 +104,41 @@ pub fn invariants(
     if sha256_hex(stderr) != record.stderr_sha256 {
         failures.push("stderr does not match its recorded sha256".to_string());
     }
+}
+
+/// Whether `canary` appears in `haystack` raw or standard-base64-encoded at any of the three
+/// alignments. A placeholder hook: helper `canary`'s encoded search (schema/src/canary.rs:
+/// base64 both alphabets, hex, percent, `\u`, UTF-16, reversed, one Aho–Corasick pass)
+/// replaces it; the adversarial `base64-canary` control needs at least this much.
+pub fn canary_in(haystack: &[u8], canary: &str) -> bool {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    if contains_bytes(haystack, canary.as_bytes()) {
+        return true;
+    }
+    (0..3).any(|offset: usize| {
+        // Encode `offset` zero bytes then the canary; keep only the characters every bit of
+        // which comes from the canary.
+        let mut bytes = vec![0u8; offset];
+        bytes.extend_from_slice(canary.as_bytes());
+        let bits: Vec<bool> = bytes
+            .iter()
+            .flat_map(|b| (0..8).rev().map(move |i| b >> i & 1 == 1))
+            .collect();
+        let first = (offset * 8).div_ceil(6);
+        let full = bits.len() / 6;
+        if full <= first + 1 {
+            return false;
+        }
+        let encoded: Vec<u8> = (first..full)
+            .map(|c| {
+                let v = bits[c * 6..c * 6 + 6]
+                    .iter()
+                    .fold(0usize, |acc, &bit| acc << 1 | usize::from(bit));
+                ALPHABET[v]
+            })
+            .collect();
+        contains_bytes(haystack, &encoded)
+    })
 }
 
 /// The failure `invariants` reports when the sentinel marker is present: the negative control
@@ -1223,6 +1258,22 @@ mod tests {
 
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_canary_is_found_raw_and_base64_encoded_at_every_alignment() {
+        let canary = "CANARY-B64-1";
+        assert!(canary_in(b"x CANARY-B64-1 y", canary));
+        // base64 of the canary behind 0, 1 and 2 bytes of prefix.
+        for encoded in [
+            "Q0FOQVJZLUI2NC0x",
+            "eENBTkFSWS1CNjQtMQ==",
+            "eHhDQU5BUlktQjY0LTE=",
+        ] {
+            assert!(canary_in(encoded.as_bytes(), canary), "{encoded}");
+        }
+        assert!(!canary_in(b"Q0FOQVJZ", canary));
+        assert!(!canary_in(b"nothing here", canary));
     }
 
     #[test]
