@@ -14,6 +14,7 @@ use crate::pack::Candidate;
 use crate::run::Record;
 use scopebox_receipts::verify::{cleanup_failures, completion_failures};
 use scopebox_schema::digest::{sha256_file, sha256_hex};
+use scopebox_schema::engine::EngineName;
 use scopebox_schema::evidence::CaseRecord;
 use scopebox_schema::evidence::{
     Controls, InnerBoundary, NegativeControl, NegativeControlRecord, PositiveControl,
@@ -321,6 +322,8 @@ pub struct Times {
 
 /// What the engine said about itself, as the receipt records it per platform.
 pub struct EngineFacts<'a> {
+    pub name: EngineName,
+    pub version: &'a str,
     pub architecture: &'a str,
 }
 
@@ -347,7 +350,7 @@ pub fn judge_platform(
         .as_deref()
         .map(serde_json::from_slice::<serde_json::Value>)
     {
-        Some(Ok(doc)) => check_applied(shared.policy, &doc),
+        Some(Ok(doc)) => check_applied(shared.policy, &doc, engine.name),
         Some(Err(e)) => vec![format!("container-inspect: not JSON ({e})")],
         None => vec!["container-inspect: missing".to_string()],
     };
@@ -450,6 +453,8 @@ pub fn judge_platform(
         dir: pdir,
         emulated: engine_platform != Some(inputs.platform),
         engine_architecture: engine.architecture.to_string(),
+        engine: engine.name,
+        engine_version: engine.version.to_string(),
         inputs: inputs.record(),
         boundary: BoundaryRecord {
             policy: shared.policy.clone(),

@@ -88,14 +88,20 @@ mod tests {
     #[test]
     fn the_owner_becomes_u_only_when_it_is_the_container_user() {
         assert_eq!(
-            podman_tmpfs_options(&opts("rw,noexec,nosuid,size=8m,uid=1000,gid=1000"), "1000:1000"),
+            podman_tmpfs_options(
+                &opts("rw,noexec,nosuid,size=8m,uid=1000,gid=1000"),
+                "1000:1000"
+            ),
             Some(opts("rw,noexec,nosuid,size=8m,U"))
         );
         assert_eq!(
             podman_tmpfs_options(&opts("rw,uid=0,gid=0"), "1000:1000"),
             None
         );
-        assert_eq!(podman_tmpfs_options(&opts("rw,uid=1000"), "1000:1000"), None);
+        assert_eq!(
+            podman_tmpfs_options(&opts("rw,uid=1000"), "1000:1000"),
+            None
+        );
         assert_eq!(
             podman_tmpfs_options(&opts("rw,size=1m"), "1000:1000"),
             Some(opts("rw,size=1m"))

@@ -154,14 +154,15 @@ pub fn check_applied(
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     // Podman expands a dropped ALL into the list of its default capabilities, so the
-    // inspection names each one (`CAP_CHOWN`, …) instead; the runner's capEff of 0 is what
+    // inspection names each one (`CHOWN`, …) instead; the runner's capEff of 0 is what
     // shows none is left.
     let podman_dropped_all = engine == EngineName::Podman
         && !cap_drop.is_empty()
         && cap_drop.iter().all(|c| {
-            c.len() > 4
-                && c[..4].eq_ignore_ascii_case("cap_")
-                && c[4..].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            !c.is_empty()
+                && !c.eq_ignore_ascii_case("ALL")
+                && c.bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
         });
     for cap in &policy.cap_drop {
         let dropped = cap_drop.iter().any(|c| c.eq_ignore_ascii_case(cap))
@@ -238,6 +239,23 @@ pub fn check_applied(
             show(got_tmpfs)
         ));
     }
+    // Podman shows the named volume as a bind of the volume's name (`<name>:<target>:<opts>`)
+    // and no `HostConfig.Mounts`; the document-level `Mounts` (checked below) still has to
+    // name one volume at the evidence mount point.
+    let podman_volume_bind = engine == EngineName::Podman
+        && match host
+            .get("Binds")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+        {
+            Some([one]) => one.as_str().is_some_and(|bind| {
+                let mut parts = bind.split(':');
+                let (name, target) = (parts.next(), parts.next());
+                name.is_some_and(|n| !n.is_empty() && !n.starts_with('/'))
+                    && target == Some(policy.evidence_volume.as_str())
+            }),
+            _ => false,
+        };
     for (id, key) in [
         ("binds", "Binds"),
         ("devices", "Devices"),
@@ -245,17 +263,22 @@ pub fn check_applied(
         ("port-bindings", "PortBindings"),
         ("device-requests", "DeviceRequests"),
     ] {
+        if key == "Binds" && podman_volume_bind {
+            continue;
+        }
         if !is_empty(host.get(key)) {
             failures.push(format!("{id}: expected none, got {}", show(host.get(key))));
         }
     }
-    check_mounts(
-        "host-mounts",
-        host.get("Mounts"),
-        "Target",
-        &policy.evidence_volume,
-        &mut failures,
-    );
+    if !(podman_volume_bind && is_empty(host.get("Mounts"))) {
+        check_mounts(
+            "host-mounts",
+            host.get("Mounts"),
+            "Target",
+            &policy.evidence_volume,
+            &mut failures,
+        );
+    }
     check_mounts(
         "mounts",
         doc.get("Mounts"),
@@ -305,7 +328,9 @@ fn podman_tmpfs_matches(policy: &BoundaryPolicy, got: Option<&Value>) -> bool {
             .collect();
         match policy.tmpfs.get(target) {
             Some(wanted) => {
-                if podman_tmpfs_options(&split(wanted), &policy.user) != Some(given) {
+                // Podman shows the `U` it was asked for resolved to `uid=`/`gid=`.
+                let wanted = split(wanted);
+                if given != wanted && podman_tmpfs_options(&wanted, &policy.user) != Some(given) {
                     return false;
                 }
             }
@@ -448,9 +473,10 @@ pub fn check_observed(policy: &BoundaryPolicy, observed: &InnerBoundary) -> Vec<
             .map(String::as_str)
             .unwrap_or("");
         let name = pid1.rsplit('/').next().unwrap_or("");
-        if !matches!(name, "docker-init" | "tini" | "tini-static") {
+        // Docker's tini (`docker-init`), or Podman's catatonit (`/run/podman-init`).
+        if !matches!(name, "docker-init" | "tini" | "tini-static" | "podman-init") {
             failures.push(format!(
-                "pid1-init: expected docker-init, got {}",
+                "pid1-init: expected an init (docker-init or podman-init), got {}",
                 if pid1.is_empty() { "nothing" } else { pid1 }
             ));
         }
@@ -576,7 +602,10 @@ mod tests {
 
     #[test]
     fn real_inspect_of_a_policy_container_meets_the_policy() {
-        assert_eq!(check_applied(&policy(), &inspect(), EngineName::Docker), Vec::<String>::new());
+        assert_eq!(
+            check_applied(&policy(), &inspect(), EngineName::Docker),
+            Vec::<String>::new()
+        );
         // `docker inspect` wraps the object in an array; that form is accepted too.
         let wrapped = Value::Array(vec![inspect()]);
         assert!(check_applied(&policy(), &wrapped, EngineName::Docker).is_empty());
@@ -687,6 +716,114 @@ mod tests {
         }
     }
 
+    fn podman_inspect() -> Value {
+        serde_json::from_str(include_str!(
+            "../tests/fixtures/podman-container-inspect.json"
+        ))
+        .expect("fixture parses")
+    }
+
+    fn podman_applied_after(edit: impl FnOnce(&mut Value)) -> Vec<String> {
+        let mut doc = podman_inspect();
+        edit(&mut doc);
+        check_applied(&policy(), &doc, EngineName::Podman)
+    }
+
+    #[test]
+    fn real_podman_inspect_meets_the_policy_in_its_dialect_only() {
+        assert_eq!(podman_applied_after(|_| {}), Vec::<String>::new());
+        // Read as Docker's, the same document fails: the dialect is what makes it pass.
+        let as_docker = check_applied(&policy(), &podman_inspect(), EngineName::Docker);
+        for id in ["cap-drop", "tmpfs", "binds", "host-mounts"] {
+            assert!(has(&as_docker, id), "{id}: {as_docker:?}");
+        }
+    }
+
+    #[test]
+    fn each_weakened_podman_field_is_named() {
+        let cases: Vec<(&str, Edit<Value>)> = vec![
+            // Podman's implicit /run left writable (the override missing or weakened).
+            (
+                "tmpfs",
+                Box::new(|d| {
+                    d["HostConfig"]["Tmpfs"]["/run"] = "rw,rprivate,nosuid,nodev,tmpcopyup".into()
+                }),
+            ),
+            (
+                "tmpfs",
+                Box::new(|d| {
+                    d["HostConfig"]["Tmpfs"]["/var/tmp"] = "ro,nosuid,nodev,size=64k".into()
+                }),
+            ),
+            // Another writable tmpfs.
+            (
+                "tmpfs",
+                Box::new(|d| d["HostConfig"]["Tmpfs"]["/opt"] = "rw,size=1m".into()),
+            ),
+            // A fixture root that allows exec.
+            (
+                "tmpfs",
+                Box::new(|d| {
+                    d["HostConfig"]["Tmpfs"]["/work"] =
+                        "rw,nosuid,size=64m,uid=1000,gid=1000,rprivate,nodev,tmpcopyup".into()
+                }),
+            ),
+            // Owned by root instead of the container user.
+            (
+                "tmpfs",
+                Box::new(|d| {
+                    d["HostConfig"]["Tmpfs"]["/tmp"] =
+                        "rw,noexec,nosuid,size=64m,uid=0,gid=0,rprivate,nodev,tmpcopyup".into()
+                }),
+            ),
+            // A fixture root missing.
+            (
+                "tmpfs",
+                Box::new(|d| {
+                    d["HostConfig"]["Tmpfs"]
+                        .as_object_mut()
+                        .unwrap()
+                        .remove("/etc/codex");
+                }),
+            ),
+            // A host path bound in beside the volume, or instead of it.
+            (
+                "binds",
+                Box::new(|d| {
+                    d["HostConfig"]["Binds"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push("/var/run/docker.sock:/s".into())
+                }),
+            ),
+            (
+                "binds",
+                Box::new(|d| d["HostConfig"]["Binds"][0] = "/etc:/evidence:rw".into()),
+            ),
+            (
+                "cap-add",
+                Box::new(|d| d["HostConfig"]["CapAdd"] = serde_json::json!(["SYS_ADMIN"])),
+            ),
+            // A drop list that is not a list of capability names.
+            (
+                "cap-drop",
+                Box::new(|d| d["HostConfig"]["CapDrop"] = serde_json::json!(["chown", "x y"])),
+            ),
+            (
+                "cap-drop",
+                Box::new(|d| d["HostConfig"]["CapDrop"] = serde_json::json!([])),
+            ),
+            (
+                "mounts",
+                Box::new(|d| d["Mounts"][0]["Destination"] = "/elsewhere".into()),
+            ),
+        ];
+        for (id, edit) in cases {
+            let f = podman_applied_after(edit);
+            assert!(has(&f, id), "{id}: {f:?}");
+        }
+    }
+
     #[test]
     fn garbage_inspect_is_a_failure_not_a_panic() {
         for doc in [
@@ -697,7 +834,11 @@ mod tests {
             assert!(!check_applied(&policy(), &doc, EngineName::Docker).is_empty());
         }
         // An empty object: every required field is reported missing.
-        let f = check_applied(&policy(), &serde_json::json!({"HostConfig": {}}), EngineName::Docker);
+        let f = check_applied(
+            &policy(),
+            &serde_json::json!({"HostConfig": {}}),
+            EngineName::Docker,
+        );
         assert!(has(&f, "network-mode: expected none, got null"), "{f:?}");
         assert!(has(&f, "host-mounts:"), "{f:?}");
     }
