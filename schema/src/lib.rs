@@ -9,6 +9,7 @@ pub mod digest;
 pub mod evidence;
 pub mod judge;
 pub mod matrix;
+pub mod native;
 pub mod platform;
 pub mod policy;
 pub mod receipt;
