@@ -108,7 +108,12 @@ impl ServerExtension for ClaudeRow {
     fn report(&self, _server: &Server, out: &mut String) {
         crate::render_human::list_line(out, "possibly shadowed by", &self.possible_shadowed_by);
         crate::render_human::list_line(out, "possibly excluded by", &self.possibly_excluded_by);
-        claude_launch::report(self.approval.as_ref(), &self.predicted_launch, out);
+        claude_launch::report(
+            self.approval.as_ref(),
+            &self.predicted_launch,
+            !self.possibly_excluded_by.is_empty(),
+            out,
+        );
     }
 
     fn as_any(&self) -> &dyn Any {

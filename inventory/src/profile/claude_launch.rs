@@ -30,7 +30,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::json::{Object, Options, Value};
-use crate::model::{Server, Transport, Unavailable};
+use crate::model::{FileState, Server, Transport};
 use crate::profile::{path_string, with_object};
 
 /// The native Claude Code version whose runs confirmed these rules.
@@ -298,92 +298,90 @@ impl ProjectEntry {
     }
 }
 
-/// Read one settings file's approval keys (and, for managed, its policy
-/// lists): `Ok(None)` when missing, `Err(())` when it cannot be used.
-fn read_settings(
-    base: &Path,
-    rel: &[&str],
-    policy: bool,
-) -> Result<Option<(ApprovalKeys, Option<PolicyList>, Option<PolicyList>)>, ()> {
-    let read = with_object(base, rel, &Options::STRICT, |top| {
-        let keys = ApprovalKeys::read(top);
-        if policy {
+/// One settings file as read: its approval keys (`None`: the file exists but
+/// cannot be used; a missing file has no key set) and, for the managed
+/// settings, its deny and allow lists.
+struct Settings {
+    path: String,
+    keys: Option<ApprovalKeys>,
+    denied: Option<PolicyList>,
+    allowed: Option<PolicyList>,
+}
+
+impl Settings {
+    /// `base/rel…` (`base` `None`: HOME unknown, shown as `shown`).
+    fn read(base: Option<&Path>, rel: &[&str], shown: &str, policy: bool) -> Settings {
+        let Some(base) = base else {
+            return Settings {
+                path: shown.to_owned(),
+                keys: None,
+                denied: None,
+                allowed: None,
+            };
+        };
+        let path = path_string(&rel.iter().fold(base.to_path_buf(), |p, c| p.join(c)));
+        let read = with_object(base, rel, &Options::STRICT, |top| {
+            let list = |key| policy.then(|| PolicyList::read(top, key)).flatten();
             (
-                keys,
-                PolicyList::read(top, "deniedMcpServers"),
-                PolicyList::read(top, "allowedMcpServers"),
+                ApprovalKeys::read(top),
+                list("deniedMcpServers"),
+                list("allowedMcpServers"),
             )
-        } else {
-            (keys, None, None)
+        });
+        let (keys, denied, allowed) = match read {
+            Ok((keys, denied, allowed)) => (Some(keys), denied, allowed),
+            Err(u) if u.state == FileState::Missing => (Some(ApprovalKeys::default()), None, None),
+            Err(_) => (None, None, None),
+        };
+        Settings {
+            path,
+            keys,
+            denied,
+            allowed,
         }
-    });
-    match read {
-        Ok(v) => Ok(Some(v)),
-        Err(Unavailable { state, .. }) if state == crate::model::FileState::Missing => Ok(None),
-        Err(_) => Err(()),
+    }
+
+    fn file(self, needs_trust: bool) -> ApprovalFile {
+        ApprovalFile {
+            path: self.path,
+            keys: self.keys,
+            needs_trust,
+        }
     }
 }
 
 impl LaunchInputs {
-    /// Read the settings files; `claude_json` is what the profile already read
-    /// from `~/.claude.json` (`None` when HOME is unknown).
+    /// Read the settings files; `claude_json` is the path of `~/.claude.json`
+    /// and what the profile already read from it.
     pub fn read(
         home: Option<&Path>,
         root: &Path,
         managed_dir: &Path,
         claude_json: (String, ProjectEntry),
     ) -> LaunchInputs {
-        let mut files = Vec::with_capacity(5);
-        let settings = |base: Option<&Path>, rel: &[&str], shown: String, policy: bool| {
-            let path = base.map_or(shown, |b| {
-                path_string(&rel.iter().fold(b.to_path_buf(), |p, c| p.join(c)))
-            });
-            match base.map(|b| read_settings(b, rel, policy)) {
-                None | Some(Err(())) => (path, None, true),
-                Some(Ok(None)) => (path, Some((ApprovalKeys::default(), None, None)), false),
-                Some(Ok(Some(v))) => (path, Some(v), false),
-            }
-        };
-        let (path, managed, managed_unusable) = settings(
-            Some(managed_dir),
-            &["managed-settings.json"],
-            String::new(),
-            true,
-        );
-        let (managed_keys, denied, allowed) = match managed {
-            Some((k, d, a)) => (Some(k), d, a),
-            None => (None, None, None),
-        };
-        files.push(ApprovalFile {
-            path,
-            keys: managed_keys,
-            needs_trust: false,
-        });
-        let user = settings(
+        let mut managed = Settings::read(Some(managed_dir), &["managed-settings.json"], "", true);
+        let managed_unusable = managed.keys.is_none();
+        let (denied, allowed) = (managed.denied.take(), managed.allowed.take());
+        let user = Settings::read(
             home,
             &[".claude", "settings.json"],
-            "~/.claude/settings.json".to_owned(),
+            "~/.claude/settings.json",
             false,
         );
-        files.push(ApprovalFile {
-            path: user.0,
-            keys: user.1.map(|v| v.0),
-            needs_trust: false,
-        });
-        for name in ["settings.json", "settings.local.json"] {
-            let (path, keys, _) = settings(Some(root), &[".claude", name], String::new(), false);
-            files.push(ApprovalFile {
-                path,
-                keys: keys.map(|v| v.0),
-                needs_trust: true,
-            });
-        }
+        let project = Settings::read(Some(root), &[".claude", "settings.json"], "", false);
+        let local = Settings::read(Some(root), &[".claude", "settings.local.json"], "", false);
         let (path, entry) = claude_json;
-        files.push(ApprovalFile {
-            path,
-            keys: entry.keys,
-            needs_trust: true,
-        });
+        let files = vec![
+            managed.file(false),
+            user.file(false),
+            project.file(true),
+            local.file(true),
+            ApprovalFile {
+                path,
+                keys: entry.keys,
+                needs_trust: true,
+            },
+        ];
         LaunchInputs {
             files,
             trust: entry.trust,
@@ -642,7 +640,14 @@ fn resolve(
 
 /// The report lines of a Claude Code row: its approval (project rows) and, in
 /// plain words, what `mcp list`/`mcp get` and a headless session would do.
-pub fn report(approval: Option<&Approval>, p: &PredictedLaunch, out: &mut String) {
+/// `managed_exclusive`: managed-mcp.json exists (the reason a row is excluded,
+/// else the managed deny/allow list).
+pub fn report(
+    approval: Option<&Approval>,
+    p: &PredictedLaunch,
+    managed_exclusive: bool,
+    out: &mut String,
+) {
     if let Some(a) = approval {
         let by = a.by.as_deref().map(crate::render_human::sanitize);
         out.push_str("      approval: ");
@@ -671,7 +676,12 @@ pub fn report(approval: Option<&Approval>, p: &PredictedLaunch, out: &mut String
     }
     let unapproved = approval.is_some_and(|a| a.state == ApprovalState::Pending);
     out.push_str("      launches: ");
-    out.push_str(&launch_sentence(p.list, p.headless, unapproved));
+    out.push_str(&launch_sentence(
+        p.list,
+        p.headless,
+        unapproved,
+        managed_exclusive,
+    ));
     if p.validated_against.is_none() {
         out.push_str(" (rule not validated natively)");
     }
@@ -679,14 +689,15 @@ pub fn report(approval: Option<&Approval>, p: &PredictedLaunch, out: &mut String
 }
 
 /// Why a declaration does not run, for a mode-independent sentence.
-fn never_runs(p: Prediction) -> &'static str {
+fn never_runs(p: Prediction, managed_exclusive: bool) -> &'static str {
     match p {
+        Prediction::Excluded if managed_exclusive => {
+            "not loaded: managed-mcp.json exists, so only managed servers are"
+        }
+        Prediction::Excluded => "not loaded: the managed deny/allow list drops it",
         Prediction::Pending => "pending approval",
         Prediction::Rejected => "rejected for this project",
         Prediction::Shadowed => "a same-named server of another scope wins",
-        Prediction::Excluded => {
-            "not loaded (managed-mcp.json exists, or the managed deny/allow list drops it)"
-        }
         Prediction::NotRead => {
             "stored under the root's symlinked spelling, which Claude Code does not read"
         }
@@ -694,7 +705,13 @@ fn never_runs(p: Prediction) -> &'static str {
     }
 }
 
-fn launch_sentence(list: Prediction, headless: Prediction, unapproved: bool) -> String {
+fn launch_sentence(
+    list: Prediction,
+    headless: Prediction,
+    unapproved: bool,
+    managed_exclusive: bool,
+) -> String {
+    let never_runs = |p| never_runs(p, managed_exclusive);
     let without = if unapproved { " without approval" } else { "" };
     if list == headless {
         return match list {
