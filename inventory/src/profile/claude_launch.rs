@@ -553,14 +553,12 @@ pub fn predict(
         })
         .collect();
 
-    let list = resolve(servers, &stances, |r| r.list);
-    let headless = resolve(servers, &stances, |r| r.headless);
+    let resolved = resolve(servers, &stances);
     approvals
         .into_iter()
         .enumerate()
         .map(|(i, approval)| {
-            let (list, list_ok) = list[i];
-            let (headless, headless_ok) = headless[i];
+            let [(list, list_ok), (headless, headless_ok)] = resolved[i];
             let validated = stances[i].validated && list_ok && headless_ok;
             (
                 approval,
@@ -582,56 +580,59 @@ fn rank(scope: &str) -> u8 {
     }
 }
 
-/// Same-name resolution in one mode: rows of one name (managed apart from the
-/// others) walked by rank. Returns each row's prediction and whether no
-/// unvalidated row above it decided it.
-fn resolve(
-    servers: &[Server],
-    stances: &[RowStance],
-    mode: impl Fn(&RowStance) -> (u8, Stance),
-) -> Vec<(Prediction, bool)> {
+/// Same-name resolution in both modes: rows of one name (managed apart from
+/// the others) walked by rank. Returns per row and mode its prediction and
+/// whether no unvalidated row above it decided it.
+type Resolved = Vec<[(Prediction, bool); 2]>;
+
+fn resolve(servers: &[Server], stances: &[RowStance]) -> Resolved {
     let managed = |i: usize| servers[i].scope == super::claude_code::MANAGED;
-    // Group by (managed, name), then by rank; indexes only, no name copies.
+    let key = |i: usize| (managed(i), servers[i].name.as_str());
+    // Group by (managed, name) once; indexes only, no name copies. A group
+    // holds at most one row per scope.
     let mut order: Vec<usize> = (0..servers.len()).collect();
-    order.sort_by(|&a, &b| {
-        (managed(a), servers[a].name.as_str(), mode(&stances[a]).0).cmp(&(
-            managed(b),
-            servers[b].name.as_str(),
-            mode(&stances[b]).0,
-        ))
-    });
-    let mut out = vec![(Prediction::Unknown, true); servers.len()];
+    order.sort_by(|&a, &b| key(a).cmp(&key(b)));
+    let mut out = vec![[(Prediction::Unknown, true); 2]; servers.len()];
+    let mut group: Vec<usize> = Vec::with_capacity(4);
     let mut start = 0;
     while start < order.len() {
-        let key = |i: usize| (managed(i), servers[i].name.as_str());
+        let first = key(order[start]);
         let end = start
             + order[start..]
                 .iter()
-                .take_while(|&&i| key(i) == key(order[start]))
+                .take_while(|&&i| key(i) == first)
                 .count();
-        let (mut taken, mut maybe, mut all_validated) = (false, false, true);
-        for &i in &order[start..end] {
-            let ok_above = all_validated;
-            let p = match mode(&stances[i]).1 {
-                Stance::Fixed(p) => p,
-                Stance::Maybe if taken => Prediction::Shadowed,
-                Stance::Maybe => {
-                    maybe = true;
-                    all_validated &= stances[i].validated;
-                    Prediction::Unknown
-                }
-                Stance::Contender(_) if taken => Prediction::Shadowed,
-                Stance::Contender(p) => {
-                    taken = true;
-                    all_validated &= stances[i].validated;
-                    if maybe {
+        for (m, mode) in [|r: &RowStance| r.list, |r: &RowStance| r.headless]
+            .iter()
+            .enumerate()
+        {
+            group.clear();
+            group.extend_from_slice(&order[start..end]);
+            group.sort_by_key(|&i| mode(&stances[i]).0);
+            let (mut taken, mut maybe, mut all_validated) = (false, false, true);
+            for &i in &group {
+                let ok_above = all_validated;
+                let p = match mode(&stances[i]).1 {
+                    Stance::Fixed(p) => p,
+                    Stance::Maybe if taken => Prediction::Shadowed,
+                    Stance::Maybe => {
+                        maybe = true;
+                        all_validated &= stances[i].validated;
                         Prediction::Unknown
-                    } else {
-                        p
                     }
-                }
-            };
-            out[i] = (p, ok_above);
+                    Stance::Contender(_) if taken => Prediction::Shadowed,
+                    Stance::Contender(p) => {
+                        taken = true;
+                        all_validated &= stances[i].validated;
+                        if maybe {
+                            Prediction::Unknown
+                        } else {
+                            p
+                        }
+                    }
+                };
+                out[i][m] = (p, ok_above);
+            }
         }
         start = end;
     }
