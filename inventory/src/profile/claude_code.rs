@@ -20,6 +20,12 @@
 //! servers (observed with Claude Code 2.1.328), and a file that exists but
 //! cannot be read may still be honoured by the host.
 //!
+//! Each row also carries `predictedLaunch` (and project rows `approval`),
+//! from the approval, trust and policy keys `claude_launch` reads — those keys
+//! only — by the rules the native reference (Claude Code 2.1.327) was seen to
+//! follow. The settings files it reads are not sources: their state never
+//! changes `inventoryComplete`.
+//!
 //! Strict JSON only. This profile must never read instruction contents, run
 //! anything or look at any other `projects` key.
 
