@@ -502,3 +502,123 @@ pub fn judge_matrix<'m>(
     }
     verdicts
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One project server p1, run headless; `launched` is what the client did and
+    /// `divergences` what the scenario names.
+    fn scenario(launched: &[&str], divergences: serde_json::Value) -> (Scenario, Observation) {
+        let s: Scenario = serde_json::from_value(serde_json::json!({
+            "id": "s", "description": "", "behaviours": [], "fixture": [],
+            "declarations": [{"tag": "project/p1", "name": "p1", "scope": "project",
+                              "transport": "stdio", "file": "/work/proj/.mcp.json",
+                              "predicted": {"list": "pending", "headless": "launch"}}],
+            "runs": [{"mode": "headless", "expect": {"exitCode": 1, "launched": launched, "listed": []}}],
+            "divergences": divergences,
+        }))
+        .unwrap();
+        let o = s.runs[0].expect.clone();
+        (s, o)
+    }
+
+    fn row(headless: &str) -> Vec<InventoryRow> {
+        vec![InventoryRow {
+            scope: "project".into(),
+            name: "p1".into(),
+            path: "/work/proj/.mcp.json".into(),
+            predicted: Some(ModePredictions {
+                list: "pending".into(),
+                headless: headless.into(),
+            }),
+            approval: None,
+        }]
+    }
+
+    #[test]
+    fn a_named_prediction_divergence_passes_only_while_it_diverges() {
+        let named = serde_json::json!([{"tag": "project/p1", "modes": ["headless"],
+                                        "kind": "prediction", "reason": "because"}]);
+        // mcpscope says excluded, the client ran it: named, so expected.
+        let (s, o) = scenario(&["project/p1"], named.clone());
+        let v = judge_run(&s, &s.runs[0], &o, &row("excluded"));
+        assert!(v.passed(), "{v:?}");
+        assert_eq!(v.expected_divergences.len(), 1);
+        assert_eq!(v.expected_divergences[0].reason, "because");
+        // mcpscope now agrees: the divergence is stale.
+        let v = judge_run(&s, &s.runs[0], &o, &row("launch"));
+        assert_eq!(
+            v.failures,
+            [Failure::StaleDivergence {
+                tag: "project/p1".into(),
+                kind: DivergenceKind::Prediction
+            }]
+        );
+        // Not named: a prediction failure.
+        let (s, o) = scenario(&["project/p1"], serde_json::json!([]));
+        let v = judge_run(&s, &s.runs[0], &o, &row("excluded"));
+        assert_eq!(
+            v.failures,
+            [Failure::Prediction {
+                tag: "project/p1".into(),
+                predicted: "excluded".into(),
+                launched: true
+            }]
+        );
+    }
+
+    #[test]
+    fn unknown_is_no_claim_but_a_launch_prediction_must_launch() {
+        let (s, o) = scenario(&[], serde_json::json!([]));
+        assert!(judge_run(&s, &s.runs[0], &o, &row("unknown")).passed());
+        let v = judge_run(&s, &s.runs[0], &o, &row("launch"));
+        assert_eq!(
+            v.failures,
+            [Failure::Prediction {
+                tag: "project/p1".into(),
+                predicted: "launch".into(),
+                launched: false
+            }]
+        );
+    }
+
+    #[test]
+    fn a_launch_without_a_row_is_a_miss_and_drift_is_reported_apart() {
+        let (s, mut o) = scenario(&["project/p1"], serde_json::json!([]));
+        let v = judge_run(&s, &s.runs[0], &o, &[]);
+        assert_eq!(
+            v.failures,
+            [Failure::Missed {
+                tag: "project/p1".into()
+            }]
+        );
+        o.exit_code = 0;
+        let v = judge_run(&s, &s.runs[0], &o, &row("launch"));
+        assert!(
+            matches!(&v.failures[..], [Failure::ClientDrift { what }] if what.contains("exit code 0"))
+        );
+    }
+
+    #[test]
+    fn inventory_rows_read_the_document_and_map_paths() {
+        let doc = serde_json::json!({"servers": [
+            {"scope": "project", "name": "p1", "path": "/b/work/proj/.mcp.json",
+             "approval": {"state": "approved", "by": "/b/home/node/.claude/settings.json"},
+             "predictedLaunch": {"list": "launch", "headless": "launch", "validatedAgainst": "2.1.327"}},
+            {"scope": "user", "name": "u1", "path": "/b/home/node/.claude.json"}]});
+        let rows = inventory_rows(&doc, |p| p.trim_start_matches("/b").to_owned()).unwrap();
+        assert_eq!(rows[0].path, "/work/proj/.mcp.json");
+        assert_eq!(
+            rows[0].approval.as_ref().unwrap().by.as_deref(),
+            Some("/home/node/.claude/settings.json")
+        );
+        assert_eq!(rows[1].predicted, None);
+        assert!(
+            inventory_rows(&serde_json::json!({"servers": [{"name": "x"}]}), |p| p
+                .into())
+            .is_err()
+        );
+        assert!(inventory_rows(&serde_json::json!({}), |p| p.into()).is_err());
+    }
+}
