@@ -6,6 +6,7 @@
 //! `scopebox-receipts`, which depends on this crate.
 
 pub mod digest;
+pub mod engine;
 pub mod evidence;
 pub mod judge;
 pub mod matrix;

@@ -3,6 +3,10 @@
 //! it against the raw `docker inspect` document and against the runner's inner observations.
 //! Checks live here so both sides judge with one set of rules.
 
+use crate::engine::{
+    podman_tmpfs_options, EngineName, PODMAN_APPENDED_TMPFS_OPTIONS, PODMAN_IMPLICIT_TMPFS,
+    PODMAN_READ_ONLY_TMPFS_OPTIONS,
+};
 use crate::evidence::{InnerBoundary, MountObservation};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -80,7 +84,16 @@ fn unwrap_inspect(doc: &Value) -> Option<&serde_json::Map<String, Value>> {
 /// Returns every failed check as `"<check-id>: expected …, got …"`; empty means it meets the
 /// policy. Absent fields count as failures, never as defaults, except list-valued fields that
 /// must be empty (`Binds`, `Devices`, …), which the engine omits or nulls when empty.
-pub fn check_applied(policy: &BoundaryPolicy, container_inspect: &Value) -> Vec<String> {
+///
+/// `engine` is the dialect the inspection is written in (`engine`): Podman lists the
+/// capabilities it dropped instead of `ALL`, spells the container user's tmpfs ownership `U`,
+/// appends its own tmpfs options and carries the read-only overrides of its implicit tmpfs
+/// mounts. Each difference is accepted only in the form that means the same confinement.
+pub fn check_applied(
+    policy: &BoundaryPolicy,
+    container_inspect: &Value,
+    engine: EngineName,
+) -> Vec<String> {
     let mut failures = Vec::new();
     let Some(doc) = unwrap_inspect(container_inspect) else {
         failures.push("inspect-document: expected one JSON object, got something else".into());
@@ -140,8 +153,20 @@ pub fn check_applied(policy: &BoundaryPolicy, container_inspect: &Value) -> Vec<
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    // Podman expands a dropped ALL into the list of its default capabilities, so the
+    // inspection names each one (`CAP_CHOWN`, …) instead; the runner's capEff of 0 is what
+    // shows none is left.
+    let podman_dropped_all = engine == EngineName::Podman
+        && !cap_drop.is_empty()
+        && cap_drop.iter().all(|c| {
+            c.len() > 4
+                && c[..4].eq_ignore_ascii_case("cap_")
+                && c[4..].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        });
     for cap in &policy.cap_drop {
-        if !cap_drop.iter().any(|c| c.eq_ignore_ascii_case(cap)) {
+        let dropped = cap_drop.iter().any(|c| c.eq_ignore_ascii_case(cap))
+            || (cap.eq_ignore_ascii_case("ALL") && podman_dropped_all);
+        if !dropped {
             failures.push(format!(
                 "cap-drop: expected {cap} dropped, got {}",
                 show(host.get("CapDrop"))
@@ -201,9 +226,10 @@ pub fn check_applied(policy: &BoundaryPolicy, container_inspect: &Value) -> Vec<
     // Filesystems: the tmpfs map exactly as the policy says, no binds, no devices.
     let want_tmpfs = serde_json::to_value(&policy.tmpfs).unwrap_or(Value::Null);
     let got_tmpfs = host.get("Tmpfs");
-    let tmpfs_matches = match (got_tmpfs, policy.tmpfs.is_empty()) {
-        (None | Some(Value::Null), true) => true,
-        (got, _) => got == Some(&want_tmpfs),
+    let tmpfs_matches = match (got_tmpfs, policy.tmpfs.is_empty(), engine) {
+        (None | Some(Value::Null), true, _) => true,
+        (got, _, EngineName::Docker) => got == Some(&want_tmpfs),
+        (got, _, EngineName::Podman) => podman_tmpfs_matches(policy, got),
     };
     if !tmpfs_matches {
         failures.push(format!(
@@ -254,6 +280,48 @@ pub fn check_applied(policy: &BoundaryPolicy, container_inspect: &Value) -> Vec<
         Some(other) => failures.push(format!("networks: expected an object, got {other}")),
     }
     failures
+}
+
+/// Podman's tmpfs map means the policy's: each policy mount with its options translated
+/// (`podman_tmpfs_options`) once Podman's appended options are dropped, and nothing else but
+/// the read-only, noexec overrides of Podman's implicit mounts.
+fn podman_tmpfs_matches(policy: &BoundaryPolicy, got: Option<&Value>) -> bool {
+    let Some(got) = got.and_then(Value::as_object) else {
+        return false;
+    };
+    let split = |text: &str| -> Vec<String> {
+        text.split(',')
+            .filter(|o| !o.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    for (target, options) in got {
+        let Some(options) = options.as_str() else {
+            return false;
+        };
+        let given: Vec<String> = split(options)
+            .into_iter()
+            .filter(|o| !PODMAN_APPENDED_TMPFS_OPTIONS.contains(&o.as_str()))
+            .collect();
+        match policy.tmpfs.get(target) {
+            Some(wanted) => {
+                if podman_tmpfs_options(&split(wanted), &policy.user) != Some(given) {
+                    return false;
+                }
+            }
+            None => {
+                let read_only_override = PODMAN_IMPLICIT_TMPFS.contains(&target.as_str())
+                    && split(PODMAN_READ_ONLY_TMPFS_OPTIONS)
+                        .into_iter()
+                        .filter(|o| !PODMAN_APPENDED_TMPFS_OPTIONS.contains(&o.as_str()))
+                        .eq(given);
+                if !read_only_override {
+                    return false;
+                }
+            }
+        }
+    }
+    policy.tmpfs.keys().all(|target| got.contains_key(target))
 }
 
 /// Exactly one mount, a volume, at the evidence mount point.
@@ -508,16 +576,16 @@ mod tests {
 
     #[test]
     fn real_inspect_of_a_policy_container_meets_the_policy() {
-        assert_eq!(check_applied(&policy(), &inspect()), Vec::<String>::new());
+        assert_eq!(check_applied(&policy(), &inspect(), EngineName::Docker), Vec::<String>::new());
         // `docker inspect` wraps the object in an array; that form is accepted too.
         let wrapped = Value::Array(vec![inspect()]);
-        assert!(check_applied(&policy(), &wrapped).is_empty());
+        assert!(check_applied(&policy(), &wrapped, EngineName::Docker).is_empty());
     }
 
     fn applied_after(edit: impl FnOnce(&mut Value)) -> Vec<String> {
         let mut doc = inspect();
         edit(&mut doc);
-        check_applied(&policy(), &doc)
+        check_applied(&policy(), &doc, EngineName::Docker)
     }
 
     fn has(failures: &[String], prefix: &str) -> bool {
@@ -626,10 +694,10 @@ mod tests {
             serde_json::json!([]),
             serde_json::json!({"HostConfig": 3}),
         ] {
-            assert!(!check_applied(&policy(), &doc).is_empty());
+            assert!(!check_applied(&policy(), &doc, EngineName::Docker).is_empty());
         }
         // An empty object: every required field is reported missing.
-        let f = check_applied(&policy(), &serde_json::json!({"HostConfig": {}}));
+        let f = check_applied(&policy(), &serde_json::json!({"HostConfig": {}}), EngineName::Docker);
         assert!(has(&f, "network-mode: expected none, got null"), "{f:?}");
         assert!(has(&f, "host-mounts:"), "{f:?}");
     }
