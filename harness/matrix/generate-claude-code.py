@@ -559,6 +559,24 @@ case("launch-pending-project-vs-user", "one name in project (pending) and user: 
          [("project", n, "shadowed", "launch", PENDING, True) for n in sorted(shared("project"))]
          + [("user", n, "launch", "shadowed", None, True) for n in sorted(shared("user"))]),
      stderr_empty=True)
+case("launch-local-wins-everywhere", "one name in local, project (approved) and user: the local one runs in every mode, "
+     "the others are shadowed in both",
+     [ROOT, "--json"],
+     [d(ROOT), text(PROJECT_JSON, js({"mcpServers": shared("project")})),
+      text(CLAUDE_JSON, js({"mcpServers": shared("user"), "projects": {ROOT: {"mcpServers": shared("local")}}})),
+      text(USER_SETTINGS, js(settings("user", enableAllProjectMcpServers=True))),
+      *links("local", "project", "user")],
+     0, head(True) + launch_rows(
+         [("local", n, "launch", "launch", None, True) for n in sorted(shared("local"))]
+         + [("project", n, "shadowed", "shadowed", ("approved", USER_SETTINGS), True) for n in sorted(shared("project"))]
+         + [("user", n, "shadowed", "shadowed", None, True) for n in sorted(shared("user"))]),
+     stderr_empty=True)
+launch_case("launch-managed-mcp-empty-excludes", "an empty managed-mcp.json ({}) makes every other row excluded in "
+            "every mode, approved or not",
+            launch_fixture(text(MANAGED_JSON, "{}"), text(USER_SETTINGS, js(settings("user", enabledMcpjsonServers=[A])))),
+            {A: ("excluded", "excluded", ("approved", USER_SETTINGS)), B: ("excluded", "excluded", PENDING),
+             R: ("excluded", "excluded", PENDING)},
+            local=("excluded", "excluded"), user=("excluded", "excluded"))
 launch_case("launch-managed-mcp-malformed-excludes", "a managed-mcp.json with a trailing comma still makes the "
             "client load nothing else: every row excluded in every mode",
             launch_fixture(raw(MANAGED_JSON, (js(managed_json())[:-1] + ",}").encode()), *links("managed")),
