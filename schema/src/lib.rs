@@ -10,6 +10,7 @@ pub mod engine;
 pub mod evidence;
 pub mod judge;
 pub mod matrix;
+pub mod native;
 pub mod platform;
 pub mod policy;
 pub mod receipt;
