@@ -401,10 +401,22 @@ pub fn judge_platform(
         let record: Option<CaseRecord> = record_bytes
             .as_deref()
             .and_then(|b| serde_json::from_slice(b).ok());
+        // The kernel witness's record of the case: without it a case cannot pass.
+        let witness: Option<scopebox_schema::witness::WitnessRecord> =
+            std::fs::read(case_dir.join(scopebox_schema::witness::WITNESS_FILE))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok());
         let digest = |b: &Option<Vec<u8>>| b.as_deref().map(sha256_hex).unwrap_or_default();
-        let pass = match (&stdout, &stderr, &record) {
-            (Some(out), Some(err), Some(record)) => {
-                let verdict = scopebox_schema::judge::judge(shared.matrix, case, out, err, record);
+        let pass = match (&stdout, &stderr, &record, &witness) {
+            (Some(out), Some(err), Some(record), Some(witness)) => {
+                let verdict = scopebox_schema::judge::judge_witnessed(
+                    shared.matrix,
+                    case,
+                    out,
+                    err,
+                    record,
+                    witness,
+                );
                 if verdict != record.verdict {
                     problems.push(format!(
                         "case {}: re-judged {} ({}), the runner said {} ({})",
@@ -421,6 +433,14 @@ pub fn judge_platform(
                     }
                     verdict.pass
                 }
+            }
+            (Some(_), Some(_), Some(_), None) => {
+                problems.push(format!(
+                    "case {}: no readable kernel witness record ({})",
+                    case.id,
+                    scopebox_schema::witness::WITNESS_FILE
+                ));
+                false
             }
             _ => {
                 problems.push(format!("case {}: no complete evidence (not run)", case.id));
@@ -561,6 +581,7 @@ fn failed_controls() -> Controls {
             caught: false,
             marker_removed: false,
         },
+        adversarial: Vec::new(),
     }
 }
 
