@@ -9,6 +9,7 @@
 //! Failure strings are stable and meant for people: one per failed check, naming the path,
 //! canary, pointer or value involved.
 
+use crate::canary;
 use crate::digest::sha256_hex;
 use crate::evidence::{
     CaseRecord, Controls, FixtureObservation, NegativeControl, NegativeControlRecord,
@@ -63,7 +64,8 @@ pub fn judge(
 }
 
 /// The checks every run of anything over a fixture must pass, whatever the case expects:
-/// no timeout, no signal, no sentinel marker, fixtures unchanged, no canary leaked, captures
+/// no timeout, no signal, no sentinel marker, fixtures unchanged, no canary leaked in any
+/// encoding `canary::Encoding` names (raw, base64, hex, ...), captures
 /// matching their recorded digests. The negative control runs exactly these.
 pub fn invariants(
     matrix: &Matrix,
@@ -85,17 +87,9 @@ pub fn invariants(
         &record.fixtures_before,
         &record.fixtures_after,
     ));
-    for canary in &matrix.canaries {
-        if canary.is_empty() {
-            continue;
-        }
-        if contains_bytes(stdout, canary.as_bytes()) {
-            failures.push(format!("canary {canary} in stdout"));
-        }
-        if contains_bytes(stderr, canary.as_bytes()) {
-            failures.push(format!("canary {canary} in stderr"));
-        }
-    }
+    let canaries = canary::search_for(&matrix.canaries);
+    failures.extend(canaries.failures(stdout, "stdout"));
+    failures.extend(canaries.failures(stderr, "stderr"));
     if sha256_hex(stdout) != record.stdout_sha256 {
         failures.push("stdout does not match its recorded sha256".to_string());
     }
@@ -1074,6 +1068,22 @@ mod tests {
         // A prefix of a canary is not the canary.
         let r = record(&c, b"CANARY-CMD-7f3", b"");
         assert!(failures_of(&c, b"CANARY-CMD-7f3", b"", &r).is_empty());
+    }
+
+    #[test]
+    fn an_encoded_canary_smuggled_in_an_extra_json_field_fails() {
+        let c = case();
+        // base64 of "pid=7 CANARY-CMD-7f3a" (the canary at an odd alignment) and the hex of
+        // the other canary, as a hostile candidate would tuck them into its report.
+        let out = br#"{"schemaVersion":1,"extra":"cGlkPTcgQ0FOQVJZLUNNRC03ZjNh","x":"43414e4152592d454e562d31"}"#;
+        let r = record(&c, out, b"");
+        assert_eq!(
+            failures_of(&c, out, b"", &r),
+            vec![
+                "canary CANARY-CMD-7f3a in stdout (base64)",
+                "canary CANARY-ENV-1 in stdout (hex)"
+            ]
+        );
     }
 
     #[test]

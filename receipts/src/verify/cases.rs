@@ -1,6 +1,7 @@
 //! The matrix and the cases: the bundled matrix is the one named and is valid (once per bundle);
 //! per platform, every case in it ran exactly once; each verdict is re-derived from the raw stdout, stderr and record with
-//! `judge::judge` (the runner's own rules) and compared with both recorded verdicts; canaries and
+//! `judge::judge` (the runner's own rules) and compared with both recorded verdicts; canaries (in
+//! every encoding of `canary`) and
 //! the sentinel marker are re-checked directly from the captures and records; the summary counts
 //! are recomputed. It never trusts a recorded verdict or count.
 
@@ -12,6 +13,7 @@ use crate::judge::{judge, validate_matrix};
 use crate::layout;
 use crate::matrix::Matrix;
 use crate::receipt::{CaseEntry, EVIDENCE_DIR, MATRIX_FILE};
+use scopebox_schema::canary::CanarySearch;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) fn case_file(id: &str, name: &str) -> String {
@@ -49,7 +51,7 @@ const CASE_CHECKS: [(&str, &str); 8] = [
     ("cases.pass", "every re-derived verdict passes"),
     (
         "cases.canaries",
-        "no canary appears in any stdout or stderr",
+        "no canary appears in any stdout or stderr, raw or encoded",
     ),
     (
         "cases.sentinel",
@@ -173,12 +175,7 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
 
     let entries: BTreeMap<&str, &CaseEntry> =
         receipt.cases.iter().map(|c| (c.id.as_str(), c)).collect();
-    let canaries: Vec<(&str, memchr::memmem::Finder)> = matrix
-        .canaries
-        .iter()
-        .filter(|c| !c.is_empty())
-        .map(|c| (c.as_str(), memchr::memmem::Finder::new(c.as_bytes())))
-        .collect();
+    let canaries = CanarySearch::new(&matrix.canaries);
     let mut passed = 0usize;
     let mut judged = 0usize;
     for case in &matrix.cases {
@@ -290,12 +287,9 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
         }
 
         // Canaries and the sentinel, checked directly rather than through `judge`.
-        for (canary, finder) in &canaries {
-            for (stream, bytes) in [("stdout", stdout), ("stderr", stderr)] {
-                if finder.find(bytes).is_some() {
-                    f.canaries
-                        .push(format!("case {id}: canary {canary} in {stream}"));
-                }
+        for (stream, bytes) in [("stdout", stdout), ("stderr", stderr)] {
+            for failure in canaries.failures(bytes, stream) {
+                f.canaries.push(format!("case {id}: {failure}"));
             }
         }
         if record.marker_present {
