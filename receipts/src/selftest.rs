@@ -386,6 +386,26 @@ pub fn mutations() -> Vec<Mutation> {
             },
         ),
         m(
+            "stdout-leaks-base64-canary",
+            "a case's stdout gains an extra JSON-ish field holding a canary base64-encoded at an odd alignment, every digest updated",
+            true,
+            false,
+            |c| {
+                use base64::Engine as _;
+                let id = c.first_case()?;
+                let matrix = c.json(MATRIX_FILE)?;
+                let canary = matrix["canaries"][0]
+                    .as_str()
+                    .ok_or("the matrix has no canary")?
+                    .to_string();
+                let encoded = base64::engine::general_purpose::STANDARD
+                    .encode(format!("pid=7 {canary}").as_bytes());
+                let mut bytes = c.read(&c.p(&format!("evidence/cases/{id}/stdout")))?;
+                bytes.extend_from_slice(format!("\n\"extra\":\"{encoded}\"\n").as_bytes());
+                c.rewrite_case_file(&id, "stdout", &bytes)
+            },
+        ),
+        m(
             "stdout-emptied",
             "a case's stdout replaced by nothing, every digest updated",
             true,
