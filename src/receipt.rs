@@ -556,6 +556,7 @@ fn failed_controls() -> Controls {
             caught: false,
             marker_removed: false,
         },
+        adversarial: Vec::new(),
     }
 }
 

@@ -367,6 +367,9 @@ pub fn write_bundle_for(
         let controls = Controls {
             positive: positive_control(&positive),
             negative: negative_control(&matrix, &negative, b"", b"").0,
+            // The adversarial controls' raw records are the verifier's to re-judge (helper
+            // canary); until then the synthetic bundle carries none.
+            adversarial: Vec::new(),
         };
         w.put_json(&format!("{pdir}/evidence/controls.json"), &controls)?;
         let mut case_entries = Vec::new();

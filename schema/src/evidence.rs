@@ -9,9 +9,13 @@
 //!   controls/negative/record.json   NegativeControlRecord: the reference host's run, re-judgeable
 //!   controls/negative/stdout        raw output of the commands the reference host executed
 //!   controls/negative/stderr
+//!   controls/{positive,negative}/witness.json   WitnessRecord of each control's window
+//!   controls/<adversarial>/record.json, stdout, stderr, witness.json
+//!                            each hostile stand-in (`ADVERSARIAL_CONTROLS`) as it ran
 //!   cases/<id>/stdout        raw candidate stdout
 //!   cases/<id>/stderr        raw candidate stderr
 //!   cases/<id>/record.json   CaseRecord
+//!   cases/<id>/witness.json  WitnessRecord (`crate::witness`): what the kernel reported
 //!   summary.json             RunSummary (written last; its absence means the runner did not finish)
 //!   error.json               RunError, only when the runner refused to start (bad matrix, ...)
 //! ```
@@ -34,6 +38,21 @@ pub const POSITIVE_CONTROL_RECORD_FILE: &str = "controls/positive/record.json";
 pub const NEGATIVE_CONTROL_RECORD_FILE: &str = "controls/negative/record.json";
 pub const NEGATIVE_CONTROL_STDOUT_FILE: &str = "controls/negative/stdout";
 pub const NEGATIVE_CONTROL_STDERR_FILE: &str = "controls/negative/stderr";
+/// The kernel witness's records of the two sentinel controls.
+pub const POSITIVE_CONTROL_WITNESS_FILE: &str = "controls/positive/witness.json";
+pub const NEGATIVE_CONTROL_WITNESS_FILE: &str = "controls/negative/witness.json";
+/// The directory of every control, relative to the evidence directory.
+pub const CONTROLS_DIR: &str = "controls";
+/// The hostile stand-ins every run includes, in the order they run; each has
+/// `controls/<name>/{record.json,stdout,stderr,witness.json}` and must be caught by the judge.
+pub const ADVERSARIAL_CONTROLS: [&str; 6] = [
+    "exec-delete-marker",
+    "exec-redirected-marker",
+    "double-fork-daemon",
+    "memfd-exec",
+    "base64-canary",
+    "tmp-file-canary",
+];
 /// Most bytes of the sentinel marker kept in a control record.
 pub const MARKER_TEXT_LIMIT: usize = 4096;
 /// Written instead of the run when the runner could not run the matrix at all.
@@ -88,6 +107,23 @@ pub struct MountObservation {
 pub struct Controls {
     pub positive: PositiveControl,
     pub negative: NegativeControl,
+    /// One per `ADVERSARIAL_CONTROLS` name, in that order.
+    pub adversarial: Vec<AdversarialControl>,
+}
+
+/// A hostile stand-in (the runner re-executed as `scopebox-runner hostile <name> ...`) run like
+/// a case: `judge::adversarial_control` derives this from its raw record, output and witness
+/// record. It behaved when the judge failed it with the failure its attack must produce.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AdversarialControl {
+    pub name: String,
+    /// The failure prefix that must be among `failures` (e.g. `witness: executed`).
+    pub expected: String,
+    /// True when some failure starts with `expected`.
+    pub caught: bool,
+    /// Everything the judge (invariants and witness) reported.
+    pub failures: Vec<String>,
 }
 
 /// The runner executes the sentinel itself: the marker must appear, then is removed.

@@ -12,11 +12,12 @@
 use crate::canary;
 use crate::digest::sha256_hex;
 use crate::evidence::{
-    CaseRecord, Controls, FixtureObservation, NegativeControl, NegativeControlRecord,
-    PositiveControl, PositiveControlRecord, Verdict,
+    AdversarialControl, CaseRecord, Controls, FixtureObservation, NegativeControl,
+    NegativeControlRecord, PositiveControl, PositiveControlRecord, Verdict, ADVERSARIAL_CONTROLS,
 };
 use crate::layout;
 use crate::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
+use crate::witness::WitnessRecord;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Mode a file or FIFO gets when the matrix names none.
@@ -49,6 +50,7 @@ pub fn judge(
         ));
     }
     invariants(matrix, stdout, stderr, record, &mut failures);
+    failures.extend(environment_failures(case, &record.env));
     failures.extend(fixture_layout_failures(case, &record.fixtures_before));
     expectations(
         &case.expect,
@@ -252,7 +254,173 @@ pub fn control_failures(c: &Controls) -> Vec<String> {
     let negative = negative_control_failures(&c.negative)
         .into_iter()
         .map(|f| format!("negative control: {f}"));
-    positive.chain(negative).collect()
+    let mut all: Vec<String> = positive.chain(negative).collect();
+    all.extend(adversarial_control_failures(&c.adversarial));
+    all
+}
+
+/// Every way the adversarial controls did not prove the judge catches their attacks: one
+/// control per `ADVERSARIAL_CONTROLS` name, in order, each caught.
+pub fn adversarial_control_failures(controls: &[AdversarialControl]) -> Vec<String> {
+    let mut failures = Vec::new();
+    let names: Vec<&str> = controls.iter().map(|c| c.name.as_str()).collect();
+    if names != ADVERSARIAL_CONTROLS {
+        failures.push(format!(
+            "adversarial controls are {names:?}, expected {ADVERSARIAL_CONTROLS:?}"
+        ));
+    }
+    for c in controls {
+        let caught = c.failures.iter().any(|f| f.starts_with(&c.expected));
+        if !c.caught || !caught {
+            failures.push(format!(
+                "adversarial control {}: not caught (no failure starting {:?})",
+                c.name, c.expected
+            ));
+        }
+        if adversarial_expected(&c.name) != Some(c.expected.as_str()) {
+            failures.push(format!(
+                "adversarial control {}: expects {:?}, not what its attack must produce",
+                c.name, c.expected
+            ));
+        }
+    }
+    failures
+}
+
+/// The failure (prefix) each adversarial control's attack must produce.
+pub fn adversarial_expected(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "exec-delete-marker" | "exec-redirected-marker" => "witness: executed execve",
+        "double-fork-daemon" => "witness: process created",
+        "memfd-exec" => "witness: executed execveat",
+        "base64-canary" => "canary ",
+        "tmp-file-canary" => "witness: opened for writing",
+        _ => return None,
+    })
+}
+
+/// The canary every adversarial control leaks (besides the matrix's, which it is not given).
+pub const CONTROL_CANARY: &str = "SCOPEBOX-CONTROL-CANARY-7f3a";
+
+/// An adversarial control as `controls.json` states it, derived from its raw record, output
+/// and witness record: the case invariants (with `CONTROL_CANARY` among the canaries) plus the
+/// witness's judgement; caught when a failure starts with the attack's expected prefix.
+pub fn adversarial_control(
+    name: &str,
+    matrix: &Matrix,
+    record: &CaseRecord,
+    stdout: &[u8],
+    stderr: &[u8],
+    witness: &WitnessRecord,
+) -> AdversarialControl {
+    let mut with_control_canary = matrix.clone();
+    with_control_canary
+        .canaries
+        .push(CONTROL_CANARY.to_string());
+    let mut failures = Vec::new();
+    if record.id != name {
+        failures.push(format!("record is for {:?}, expected {name:?}", record.id));
+    }
+    invariants(&with_control_canary, stdout, stderr, record, &mut failures);
+    failures.extend(witness_failures(record, witness));
+    let expected = adversarial_expected(name).unwrap_or("<unknown control>");
+    AdversarialControl {
+        name: name.to_string(),
+        expected: expected.to_string(),
+        caught: failures.iter().any(|f| f.starts_with(expected)),
+        failures,
+    }
+}
+
+/// `judge` plus the kernel witness: what the runner and the verifier decide a case with.
+pub fn judge_witnessed(
+    matrix: &Matrix,
+    case: &Case,
+    stdout: &[u8],
+    stderr: &[u8],
+    record: &CaseRecord,
+    witness: &WitnessRecord,
+) -> Verdict {
+    let mut verdict = judge(matrix, case, stdout, stderr, record);
+    verdict.failures.extend(witness_failures(record, witness));
+    verdict.pass = verdict.failures.is_empty();
+    verdict
+}
+
+/// `witness::judge`, after checking the witness record is about this run's program: its
+/// `program` is the record's argv[0].
+pub fn witness_failures(record: &CaseRecord, witness: &WitnessRecord) -> Vec<String> {
+    let mut failures = Vec::new();
+    if record.argv.first() != Some(&witness.program) {
+        failures.push(format!(
+            "witness record is about {:?}, the run started {:?}",
+            witness.program,
+            record.argv.first()
+        ));
+    }
+    failures.extend(crate::witness::judge(witness));
+    failures
+}
+
+/// The environment every candidate gets, `NAME=value` sorted by name: the base
+/// (`HOME=/home/node`, `PATH=/scopebox/bin`, `LANG=C.UTF-8`) with the case's own variables
+/// over it. The runner builds the candidate's environment from this.
+pub fn expected_env(case: &Case) -> Vec<(String, String)> {
+    let mut env: BTreeMap<String, String> = [
+        ("HOME", layout::HOME),
+        ("PATH", "/scopebox/bin"),
+        ("LANG", "C.UTF-8"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    for (k, v) in &case.env {
+        env.insert(k.clone(), v.clone());
+    }
+    env.into_iter().collect()
+}
+
+/// Every way a recorded environment differs from `expected_env`: it must be equal key for key
+/// and in order, with no duplicate, no extra (`LD_PRELOAD`, `SCOPEBOX_*`) and none missing.
+pub fn environment_failures(case: &Case, env: &[String]) -> Vec<String> {
+    let expected: Vec<String> = expected_env(case)
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if env == expected.as_slice() {
+        return Vec::new();
+    }
+    let mut failures = Vec::new();
+    let want: BTreeMap<&str, &str> = expected.iter().filter_map(|e| e.split_once('=')).collect();
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for entry in env {
+        let Some((name, value)) = entry.split_once('=') else {
+            failures.push(format!("environment entry {entry:?} has no '='"));
+            continue;
+        };
+        *seen.entry(name).or_default() += 1;
+        match want.get(name) {
+            None => failures.push(format!("environment has an extra {name:?}")),
+            Some(v) if *v != value => {
+                failures.push(format!("environment {name} is {value:?}, expected {v:?}"))
+            }
+            Some(_) => {}
+        }
+    }
+    for (name, count) in &seen {
+        if *count > 1 {
+            failures.push(format!("environment has {name:?} {count} times"));
+        }
+    }
+    for name in want.keys() {
+        if !seen.contains_key(name) {
+            failures.push(format!("environment lacks {name:?}"));
+        }
+    }
+    if failures.is_empty() {
+        failures.push("environment is not in the matrix's order".to_string());
+    }
+    failures
 }
 
 /// Every path added, removed or changed between two walks of the fixture roots.
@@ -851,7 +1019,10 @@ mod tests {
             id: case.id.clone(),
             argv: vec![],
             cwd: "/work".into(),
-            env: vec![],
+            env: expected_env(case)
+                .into_iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect(),
             exit_code: Some(0),
             signal: None,
             timed_out: false,
@@ -1006,7 +1177,92 @@ mod tests {
                 caught: true,
                 marker_removed: true,
             },
+            adversarial: ADVERSARIAL_CONTROLS
+                .iter()
+                .map(|name| AdversarialControl {
+                    name: name.to_string(),
+                    expected: adversarial_expected(name).unwrap().to_string(),
+                    caught: true,
+                    failures: vec![format!("{} …", adversarial_expected(name).unwrap())],
+                })
+                .collect(),
         }
+    }
+
+    #[test]
+    fn an_adversarial_control_not_caught_missing_or_mislabelled_fails() {
+        let mut c = behaved();
+        c.adversarial[0].failures = vec!["canary X in stdout".into()];
+        c.adversarial[1].expected = "canary ".into();
+        c.adversarial[1].failures = vec!["canary X in stdout".into()];
+        c.adversarial.pop();
+        let f = control_failures(&c);
+        assert_eq!(f.len(), 3, "{f:?}");
+        assert!(f[0].starts_with("adversarial controls are "));
+        assert!(f[1].starts_with("adversarial control exec-delete-marker: not caught"));
+        assert!(f[2].starts_with("adversarial control exec-redirected-marker: expects"));
+    }
+
+    fn env_case(env: &[(&str, &str)]) -> Case {
+        let mut case: Case = serde_json::from_str(
+            r#"{"id":"e","client":"claude-code","description":"","args":[],"expect":{"exitCode":0}}"#,
+        )
+        .unwrap();
+        case.env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        case
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_environment_must_be_the_matrixs_exactly() {
+        let case = env_case(&[("XDG_CONFIG_HOME", "/home/node/.config"), ("LANG", "C")]);
+        let exact = strings(&[
+            "HOME=/home/node",
+            "LANG=C",
+            "PATH=/scopebox/bin",
+            "XDG_CONFIG_HOME=/home/node/.config",
+        ]);
+        assert_eq!(environment_failures(&case, &exact), Vec::<String>::new());
+
+        let mut extra = exact.clone();
+        extra.push("LD_PRELOAD=/tmp/x.so".into());
+        extra.push("SCOPEBOX_SENTINEL_MARKER=/tmp/y".into());
+        assert_eq!(
+            environment_failures(&case, &extra),
+            [
+                "environment has an extra \"LD_PRELOAD\"",
+                "environment has an extra \"SCOPEBOX_SENTINEL_MARKER\""
+            ]
+        );
+
+        let mut twice = exact.clone();
+        twice.push("HOME=/home/node".into());
+        assert_eq!(
+            environment_failures(&case, &twice),
+            ["environment has \"HOME\" 2 times"]
+        );
+
+        let mut reordered = exact.clone();
+        reordered.swap(0, 1);
+        assert_eq!(
+            environment_failures(&case, &reordered),
+            ["environment is not in the matrix's order"]
+        );
+
+        let changed = strings(&["HOME=/tmp", "LANG=C", "PATH=/scopebox/bin"]);
+        assert_eq!(
+            environment_failures(&case, &changed),
+            [
+                "environment HOME is \"/tmp\", expected \"/home/node\"",
+                "environment lacks \"XDG_CONFIG_HOME\""
+            ]
+        );
     }
 
     #[test]

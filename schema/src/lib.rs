@@ -14,6 +14,7 @@ pub mod platform;
 pub mod policy;
 pub mod receipt;
 pub mod shipped;
+pub mod witness;
 
 /// Paths inside the evidence container, shared by the image builder, the runner and the verifier.
 pub mod layout {
