@@ -19,25 +19,29 @@ use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 thread_local! {
-    /// The last search compiled on this thread, with the canaries it was compiled for.
-    static LAST_SEARCH: RefCell<Option<Rc<CanarySearch>>> = const { RefCell::new(None) };
+    /// The searches compiled last on this thread, most recent first (at most `MEMO_SIZE`).
+    static RECENT_SEARCHES: RefCell<Vec<Rc<CanarySearch>>> = const { RefCell::new(Vec::new()) };
 }
 
+/// How many compiled searches a thread keeps: the matrix's canaries, and the matrix's plus the
+/// adversarial controls' canary, for each of a few matrices at most.
+const MEMO_SIZE: usize = 4;
+
 /// The compiled search for `canaries`, reused while the same canaries are asked for again:
-/// the judge is called once per case with the same matrix, and compiling the automaton costs
-/// more than searching a case's captures. A cache of one entry per thread; the result is
-/// exactly `CanarySearch::new(canaries)`, so callers stay pure functions of their arguments.
+/// the judge is called once per case with the same matrix, and compiling the automaton (about
+/// 0.1 s for the shipped matrix's 698 canaries) costs more than searching every capture of a
+/// run. A small cache per thread; the result is exactly `CanarySearch::new(canaries)`, so
+/// callers stay pure functions of their arguments.
 pub fn search_for(canaries: &[String]) -> Rc<CanarySearch> {
-    LAST_SEARCH.with(|last| {
-        let mut last = last.borrow_mut();
-        match &*last {
-            Some(search) if search.canaries == canaries => Rc::clone(search),
-            _ => {
-                let search = Rc::new(CanarySearch::new(canaries));
-                *last = Some(Rc::clone(&search));
-                search
-            }
-        }
+    RECENT_SEARCHES.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        let search = match recent.iter().position(|s| s.canaries == canaries) {
+            Some(at) => recent.remove(at),
+            None => Rc::new(CanarySearch::new(canaries)),
+        };
+        recent.insert(0, Rc::clone(&search));
+        recent.truncate(MEMO_SIZE);
+        search
     })
 }
 
@@ -600,6 +604,21 @@ mod tests {
         assert!(CanarySearch::new(&[String::new()]).find(b"").is_empty());
         let honest = br#"{"schemaVersion":1,"servers":[{"name":"db","transport":"stdio","command":"[redacted]","args":"2 redacted"}]}"#;
         assert!(encodings_found(honest).is_empty());
+    }
+
+    #[test]
+    fn the_memo_returns_the_search_for_exactly_the_canaries_asked() {
+        let a = vec![CANARY.to_string()];
+        let b = vec![CANARY.to_string(), "OTHER-CANARY-0001".to_string()];
+        let first = search_for(&a);
+        assert!(Rc::ptr_eq(&first, &search_for(&a)));
+        let other = search_for(&b);
+        assert!(!Rc::ptr_eq(&first, &other));
+        assert_eq!(other.find(b"x OTHER-CANARY-0001").len(), 1);
+        assert!(search_for(&a).find(b"x OTHER-CANARY-0001").is_empty());
+        // Both stay cached side by side.
+        assert!(Rc::ptr_eq(&first, &search_for(&a)));
+        assert!(Rc::ptr_eq(&other, &search_for(&b)));
     }
 
     #[test]

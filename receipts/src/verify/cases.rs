@@ -14,7 +14,7 @@ use crate::judge::{environment_failures, judge, judge_witnessed, validate_matrix
 use crate::layout;
 use crate::matrix::Matrix;
 use crate::receipt::{CaseEntry, EVIDENCE_DIR, MATRIX_FILE};
-use scopebox_schema::canary::CanarySearch;
+use scopebox_schema::canary;
 use scopebox_schema::witness::WitnessRecord;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -170,7 +170,7 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
 
     let entries: BTreeMap<&str, &CaseEntry> =
         receipt.cases.iter().map(|c| (c.id.as_str(), c)).collect();
-    let canaries = CanarySearch::new(&matrix.canaries);
+    let canaries = canary::search_for(&matrix.canaries);
     let mut passed = 0usize;
     let mut judged = 0usize;
     for case in &matrix.cases {
