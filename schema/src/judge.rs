@@ -92,6 +92,24 @@ pub fn invariants(
     let canaries = canary::search_for(&matrix.canaries);
     failures.extend(canaries.failures(stdout, "stdout"));
     failures.extend(canaries.failures(stderr, "stderr"));
+    // What else the candidate could write that the record carries: the names of the entries it
+    // added below the fixture roots (a canary spelled as a file name). Their contents are not
+    // recorded; writing at all fails the case (`fixture … added`, and the witness's write-open).
+    let existed: BTreeSet<&str> = record
+        .fixtures_before
+        .iter()
+        .map(|o| o.path.as_str())
+        .collect();
+    for added in record
+        .fixtures_after
+        .iter()
+        .filter(|o| !existed.contains(o.path.as_str()))
+    {
+        failures.extend(canaries.failures(
+            added.path.as_bytes(),
+            &format!("the name of fixture {}", added.path),
+        ));
+    }
     if sha256_hex(stdout) != record.stdout_sha256 {
         failures.push("stdout does not match its recorded sha256".to_string());
     }
@@ -1338,6 +1356,26 @@ mod tests {
             vec![
                 "canary CANARY-CMD-7f3a in stdout (base64)",
                 "canary CANARY-ENV-1 in stdout (hex)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_canary_spelled_as_an_added_file_name_fails() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        r.fixtures_after.push(FixtureObservation {
+            path: "/work/p/Q0FOQVJZLUNNRC03ZjNh".into(),
+            kind: "file".into(),
+            mode: "0644".into(),
+            size: 0,
+            sha256: Some(sha256_hex(b"")),
+        });
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "fixture /work/p/Q0FOQVJZLUNNRC03ZjNh added",
+                "canary CANARY-CMD-7f3a in the name of fixture /work/p/Q0FOQVJZLUNNRC03ZjNh (base64)"
             ]
         );
     }
