@@ -106,6 +106,7 @@ pub fn negative(layout: &Layout, matrix: &Matrix) -> Result<NegativeOutcome, Har
             pass: false,
             failures: Vec::new(),
         },
+        written: Vec::new(),
     };
     let removed = remove_marker(layout);
     fixture::clear(layout)?;

@@ -13,6 +13,7 @@ pub mod case;
 pub mod controls;
 pub mod fixture;
 pub mod run;
+pub mod written;
 
 use scopebox_schema::layout;
 use std::path::{Path, PathBuf};

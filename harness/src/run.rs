@@ -167,7 +167,13 @@ fn run_matrix(
     );
     write_json(
         &layout.evidence_dir.join(CONTROLS_FILE),
-        &Controls { positive, negative },
+        &Controls {
+            positive,
+            negative,
+            // The hostile stand-ins are the witness branch's (issue 12 item 5); until it lands
+            // none run, and `judge::control_failures` fails the run for it.
+            adversarial: Vec::new(),
+        },
     )?;
 
     let mut passed = 0;

@@ -593,6 +593,30 @@ pub fn mutations() -> Vec<Mutation> {
             },
         ),
         m(
+            "written-file-canary-hidden",
+            "a case's record gains a file left in /tmp holding a canary hex-encoded, the verdict left passing, every digest updated",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                let matrix = c.json(MATRIX_FILE)?;
+                let canary = matrix["canaries"][0]
+                    .as_str()
+                    .ok_or("the matrix has no canary")?
+                    .to_string();
+                let content: String = canary.bytes().map(|b| format!("{b:02X}")).collect();
+                c.edit_record(&id, |r| {
+                    r["written"] = json!([{
+                        "path": "/tmp/notes",
+                        "size": content.len(),
+                        "sha256": sha256_hex(content.as_bytes()),
+                        "contentBase64": judge::encode_base64(content.as_bytes()),
+                        "truncated": false,
+                    }]);
+                })
+            },
+        ),
+        m(
             "stdout-emptied",
             "a case's stdout replaced by nothing, every digest updated",
             true,

@@ -87,11 +87,13 @@ pub fn assert_recomputing_checks_reject(report: &selftest::SelfTestReport) {
     }
     // A canary leaked base64-encoded is found by the direct canary re-check, not only because
     // the re-derived verdict differs.
-    assert!(
-        by("stdout-leaks-base64-canary").contains(&"linux-amd64/cases.canaries".to_string()),
-        "{:?}",
-        by("stdout-leaks-base64-canary")
-    );
+    for class in ["stdout-leaks-base64-canary", "written-file-canary-hidden"] {
+        assert!(
+            by(class).contains(&"linux-amd64/cases.canaries".to_string()),
+            "{class}: {:?}",
+            by(class)
+        );
+    }
     // The witness: re-judging the raw witness records catches each edit; a stand-in forged
     // consistently (controls.json re-derived) is rejected because it is no longer caught.
     for class in [

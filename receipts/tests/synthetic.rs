@@ -133,6 +133,7 @@ fn control_records(
             pass: false,
             failures: Vec::new(),
         },
+        written: Vec::new(),
     };
     let mut negative = NegativeControlRecord {
         run: run.clone(),
@@ -287,6 +288,7 @@ fn adversarial_records(
             pass: false,
             failures: Vec::new(),
         },
+        written: Vec::new(),
     };
     let control = adversarial_control(name, matrix, &record, &stdout, b"", &witness);
     record.verdict.failures = control.failures;
@@ -571,6 +573,7 @@ pub fn write_bundle_for(
                     pass: true,
                     failures: Vec::new(),
                 },
+                written: Vec::new(),
             };
             let witness = honest_witness(
                 emulated,

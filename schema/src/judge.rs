@@ -110,12 +110,49 @@ pub fn invariants(
             &format!("the name of fixture {}", added.path),
         ));
     }
+    failures.extend(written_failures(record, &canaries));
     if sha256_hex(stdout) != record.stdout_sha256 {
         failures.push("stdout does not match its recorded sha256".to_string());
     }
     if sha256_hex(stderr) != record.stderr_sha256 {
         failures.push("stderr does not match its recorded sha256".to_string());
     }
+}
+
+/// The files the run left written (`CaseRecord::written`): one outside the fixture roots (in
+/// `/tmp`) fails by itself — the fixture walk reports those below the roots — and every canary
+/// in any of them, in any encoding, fails; so does content that is not what the record says.
+fn written_failures(record: &CaseRecord, canaries: &canary::CanarySearch) -> Vec<String> {
+    let mut failures = Vec::new();
+    for file in &record.written {
+        let path = &file.path;
+        let below_roots = layout::FIXTURE_ROOTS.iter().any(|r| {
+            path.strip_prefix(r)
+                .is_some_and(|rest| rest.starts_with('/'))
+        });
+        if !below_roots {
+            failures.push(format!("file {path} written outside the fixture roots"));
+        }
+        let content = match decode_base64(&file.content_base64) {
+            Ok(c) => c,
+            Err(e) => {
+                failures.push(format!("written file {path}: content is not base64 ({e})"));
+                continue;
+            }
+        };
+        let consistent = if file.truncated {
+            content.len() as u64 <= file.size
+        } else {
+            content.len() as u64 == file.size && sha256_hex(&content) == file.sha256
+        };
+        if !consistent {
+            failures.push(format!(
+                "written file {path}: content does not match its recorded size and sha256"
+            ));
+        }
+        failures.extend(canaries.failures(&content, &format!("file {path}")));
+    }
+    failures
 }
 
 /// The failure `invariants` reports when the sentinel marker is present: the negative control
@@ -719,6 +756,24 @@ pub fn file_bytes(content: &FileContent) -> Result<Vec<u8>, String> {
     }
 }
 
+/// Standard base64 (RFC 4648 §4) with `=` padding: what `decode_base64` reads back.
+pub fn encode_base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+        let v = (b(0) << 16) | (b(1) << 8) | b(2);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((v >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// Standard base64 (RFC 4648 §4, `=` padding required, no whitespace).
 pub fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
     fn value(c: u8) -> Option<u32> {
@@ -1054,6 +1109,7 @@ mod tests {
                 pass: true,
                 failures: vec![],
             },
+            written: vec![],
         }
     }
 
@@ -1378,6 +1434,75 @@ mod tests {
                 "canary CANARY-CMD-7f3a in the name of fixture /work/p/Q0FOQVJZLUNNRC03ZjNh (base64)"
             ]
         );
+    }
+
+    fn written(path: &str, content: &[u8]) -> crate::evidence::WrittenFile {
+        crate::evidence::WrittenFile {
+            path: path.into(),
+            size: content.len() as u64,
+            sha256: sha256_hex(content),
+            content_base64: encode_base64(content),
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn a_file_left_in_tmp_fails_and_its_canaries_are_found_in_any_encoding() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        r.written = vec![
+            written("/tmp/leak", b"pid=7 Q0FOQVJZLUNNRC03ZjNh\n"),
+            written(
+                "/work/p/.mcp.json",
+                "CANARY-ENV-1"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes)
+                    .collect::<Vec<u8>>()
+                    .as_slice(),
+            ),
+        ];
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "file /tmp/leak written outside the fixture roots",
+                "canary CANARY-CMD-7f3a in file /tmp/leak (base64)",
+                "canary CANARY-ENV-1 in file /work/p/.mcp.json (utf-16le)",
+            ]
+        );
+        // A written file below a fixture root without a canary adds nothing here: the walk
+        // reports it (`fixture … changed`/`added`).
+        r.written = vec![written("/work/p/notes", b"nothing")];
+        assert!(failures_of(&c, b"", b"", &r).is_empty());
+    }
+
+    #[test]
+    fn written_content_must_be_what_the_record_says() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        let mut forged = written("/work/p/x", b"honest");
+        forged.content_base64 = encode_base64(b"other!");
+        let mut bad = written("/work/p/y", b"");
+        bad.content_base64 = "%%%%".into();
+        let mut cut = written("/work/p/z", b"CANARY-ENV-1 and more");
+        cut.content_base64 = encode_base64(b"CANARY-ENV-1");
+        cut.truncated = true;
+        r.written = vec![forged, bad, cut];
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "written file /work/p/x: content does not match its recorded size and sha256",
+                "written file /work/p/y: content is not base64 (base64 has a character outside the alphabet)",
+                "canary CANARY-ENV-1 in file /work/p/z",
+            ]
+        );
+    }
+
+    #[test]
+    fn base64_round_trips() {
+        for bytes in [&b""[..], b"f", b"fo", b"foo", b"foob", b"\xff\x00\xfe\x01"] {
+            assert_eq!(decode_base64(&encode_base64(bytes)).unwrap(), bytes);
+        }
+        assert_eq!(encode_base64(b"fo"), "Zm8=");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::{Checks, Context, PlatformContext};
 use crate::evidence::{
     CaseRecord, RunSummary, CASES_DIR, RECORD_FILE, STDERR_FILE, STDOUT_FILE, SUMMARY_FILE,
 };
-use crate::judge::{environment_failures, judge, judge_witnessed, validate_matrix};
+use crate::judge::{decode_base64, environment_failures, judge, judge_witnessed, validate_matrix};
 use crate::layout;
 use crate::matrix::Matrix;
 use crate::receipt::{CaseEntry, EVIDENCE_DIR, MATRIX_FILE};
@@ -46,7 +46,7 @@ const CASE_CHECKS: [(&str, &str); 8] = [
     ("cases.pass", "every re-derived verdict passes"),
     (
         "cases.canaries",
-        "no canary appears in any stdout or stderr, raw or encoded",
+        "no canary appears in any stdout, stderr or file left written, raw or encoded",
     ),
     (
         "cases.sentinel",
@@ -281,6 +281,12 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
         // Canaries and the sentinel, checked directly rather than through `judge`.
         for (stream, bytes) in [("stdout", stdout), ("stderr", stderr)] {
             for failure in canaries.failures(bytes, stream) {
+                f.canaries.push(format!("case {id}: {failure}"));
+            }
+        }
+        for file in &record.written {
+            let content = decode_base64(&file.content_base64).unwrap_or_default();
+            for failure in canaries.failures(&content, &format!("file {}", file.path)) {
                 f.canaries.push(format!("case {id}: {failure}"));
             }
         }
