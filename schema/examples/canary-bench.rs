@@ -64,6 +64,12 @@ fn main() {
     let compile = time(&|| CanarySearch::new(&matrix.canaries).pattern_count());
     let search = CanarySearch::new(&matrix.canaries);
     let encoded = time(&|| captures.iter().map(|c| search.find(c).len()).sum());
+    let hits: usize = captures.iter().map(|c| search.find(c).len()).sum();
+    let escaped = captures
+        .iter()
+        .filter(|c| scopebox_schema::canary::unescape(c).is_some())
+        .count();
+    println!("hits over all captures: {hits}; captures holding escapes (searched twice): {escaped}");
     println!(
         "{} captures, {bytes} bytes, {} canaries, {} patterns",
         captures.len(),

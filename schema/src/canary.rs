@@ -66,11 +66,15 @@ pub enum Encoding {
     Utf16Le,
     /// UTF-16, big endian.
     Utf16Be,
+    /// Any of the above, found only once the haystack's `%HH`, `\xHH` and `\uHHHH` escapes
+    /// were decoded: a canary escaped in part (`CANARY\u002dARG`), or base64 percent-encoded
+    /// in a URL (`%2B`, `%3D`).
+    Unescaped,
 }
 
 impl Encoding {
     /// Every encoding, in the order hits are reported.
-    pub const ALL: [Encoding; 9] = [
+    pub const ALL: [Encoding; 10] = [
         Encoding::Raw,
         Encoding::Reversed,
         Encoding::Base64,
@@ -80,6 +84,7 @@ impl Encoding {
         Encoding::JsonEscape,
         Encoding::Utf16Le,
         Encoding::Utf16Be,
+        Encoding::Unescaped,
     ];
 
     /// The stable name used in failure strings.
@@ -94,6 +99,7 @@ impl Encoding {
             Encoding::JsonEscape => "json-escaped",
             Encoding::Utf16Le => "utf-16le",
             Encoding::Utf16Be => "utf-16be",
+            Encoding::Unescaped => "escape-decoded",
         }
     }
 
@@ -188,11 +194,34 @@ impl CanarySearch {
 
     /// Every canary found in `haystack`, each (canary, encoding) once, in canary order and then
     /// `Encoding::ALL` order. One pass over the haystack.
+    ///
+    /// A haystack holding escapes (`%`, `\x`, `\u`) is searched a second time with them
+    /// decoded; a canary found only then is reported once, as `Encoding::Unescaped`.
     pub fn find<'a>(&'a self, haystack: &[u8]) -> Vec<CanaryHit<'a>> {
         let Some(automaton) = &self.automaton else {
             return Vec::new();
         };
-        let mut found: BTreeSet<(usize, Encoding)> = BTreeSet::new();
+        let mut found = self.search(automaton, haystack);
+        if let Some(decoded) = unescape(haystack) {
+            let seen: BTreeSet<usize> = found.iter().map(|(which, _)| *which).collect();
+            for (which, _) in self.search(automaton, &decoded) {
+                if !seen.contains(&which) {
+                    found.insert((which, Encoding::Unescaped));
+                }
+            }
+        }
+        found
+            .into_iter()
+            .map(|(which, encoding)| CanaryHit {
+                canary: &self.canaries[which],
+                encoding,
+            })
+            .collect()
+    }
+
+    /// Every (canary, encoding) the automaton finds in one pass over `haystack`.
+    fn search(&self, automaton: &AhoCorasick, haystack: &[u8]) -> BTreeSet<(usize, Encoding)> {
+        let mut found = BTreeSet::new();
         // Overlapping: a case-folded near-miss of one pattern must not hide an exact match of
         // another at the same place.
         for m in automaton.find_overlapping_iter(haystack) {
@@ -203,12 +232,6 @@ impl CanarySearch {
             found.extend(pattern.owners.iter().copied());
         }
         found
-            .into_iter()
-            .map(|(which, encoding)| CanaryHit {
-                canary: &self.canaries[which],
-                encoding,
-            })
-            .collect()
     }
 
     /// The failure strings for every hit in `haystack`, named `place`.
@@ -270,6 +293,48 @@ pub fn encoded_forms(canary: &[u8]) -> Vec<(Encoding, Vec<u8>)> {
         units.iter().flat_map(|u| u.to_be_bytes()).collect(),
     ));
     forms
+}
+
+/// `haystack` with every `%HH`, `\xHH` and `\uHHHH` escape decoded (`\u` below 0x80 to its
+/// byte, others to UTF-8; a lone surrogate is left as written), or `None` when it holds no
+/// escape at all. Anything else is copied as it is.
+pub fn unescape(haystack: &[u8]) -> Option<Vec<u8>> {
+    fn hex(digits: &[u8]) -> Option<u32> {
+        let text = std::str::from_utf8(digits).ok()?;
+        if !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        u32::from_str_radix(text, 16).ok()
+    }
+    memchr::memchr2(b'%', b'\\', haystack)?;
+    let mut out = Vec::with_capacity(haystack.len());
+    let mut escapes = 0usize;
+    let mut i = 0;
+    while i < haystack.len() {
+        let rest = &haystack[i..];
+        let decoded = match rest {
+            [b'%', a, b, ..] => hex(&[*a, *b]).map(|v| (v, 3)),
+            [b'\\', b'x', a, b, ..] => hex(&[*a, *b]).map(|v| (v, 4)),
+            [b'\\', b'u', a, b, c, d, ..] => hex(&[*a, *b, *c, *d]).map(|v| (v, 6)),
+            _ => None,
+        };
+        match decoded.and_then(|(v, len)| char::from_u32(v).map(|c| (v, c, len))) {
+            Some((v, c, len)) => {
+                if len < 6 || v < 0x80 {
+                    out.push(v as u8);
+                } else {
+                    out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                }
+                escapes += 1;
+                i += len;
+            }
+            None => {
+                out.push(rest[0]);
+                i += 1;
+            }
+        }
+    }
+    (escapes > 0).then_some(out)
 }
 
 const BASE64_ALPHABET: &[u8; 64] =
@@ -607,6 +672,53 @@ mod tests {
     }
 
     #[test]
+    fn a_canary_escaped_in_part_or_base64_percent_encoded_is_found_once_decoded() {
+        // JSON \u escapes for the dashes only; percent-escapes for two letters; \x for one.
+        let json = CANARY.replace('-', "\\u002d");
+        let url = CANARY.replacen('A', "%41", 2);
+        let c_style = CANARY.replacen('R', "\\x52", 1);
+        for text in [&json, &url, &c_style] {
+            assert_eq!(
+                encodings_found(text.as_bytes()),
+                only(Encoding::Unescaped),
+                "{text}"
+            );
+        }
+        // Base64 whose `+`, `/` and `=` went through a URL encoder.
+        let canary = "CANARY\u{fb}\u{ff}>?-9d2c";
+        let s = CanarySearch::new(&[canary.to_string()]);
+        let encoded = b64(canary.as_bytes())
+            .replace('+', "%2B")
+            .replace('/', "%2F")
+            .replace('=', "%3D");
+        assert!(encoded.contains('%'), "{encoded}");
+        let hits: Vec<Encoding> = s
+            .find(encoded.as_bytes())
+            .iter()
+            .map(|h| h.encoding)
+            .collect();
+        assert_eq!(hits, [Encoding::Unescaped]);
+        // Found already as written: reported as written, not again as decoded.
+        let both = format!("{CANARY} {json}");
+        assert_eq!(encodings_found(both.as_bytes()), only(Encoding::Raw));
+        // A near miss stays one once decoded.
+        let near = json.replace("PROJECT", "PROJEKT");
+        assert!(encodings_found(near.as_bytes()).is_empty());
+    }
+
+    #[test]
+    fn unescaping_decodes_only_well_formed_escapes() {
+        assert_eq!(unescape(b"plain text"), None);
+        assert_eq!(unescape(b"100% sure"), None);
+        assert_eq!(
+            unescape(b"a%41\\x42\\u0043\\u00e9%zz\\u12").unwrap(),
+            "aABC\u{e9}%zz\\u12".as_bytes()
+        );
+        // A lone surrogate is not a character: left as written.
+        assert_eq!(unescape(b"\\ud800%41").unwrap(), b"\\ud800A");
+    }
+
+    #[test]
     fn the_memo_returns_the_search_for_exactly_the_canaries_asked() {
         let a = vec![CANARY.to_string()];
         let b = vec![CANARY.to_string(), "OTHER-CANARY-0001".to_string()];
@@ -629,7 +741,7 @@ mod tests {
             .collect();
         let mut all = Encoding::ALL.to_vec();
         // This canary's base64 has no `+` or `/`: its URL-safe spelling is the standard one.
-        all.retain(|e| *e != Encoding::Base64Url);
+        all.retain(|e| *e != Encoding::Base64Url && *e != Encoding::Unescaped);
         assert_eq!(names.into_iter().collect::<Vec<_>>(), all);
         let with_plus = encoded_forms("CANARY\u{fb}\u{ff}>?-9d2c".as_bytes());
         assert!(with_plus.iter().any(|(e, _)| *e == Encoding::Base64Url));
