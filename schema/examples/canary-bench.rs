@@ -75,7 +75,9 @@ fn main() {
         .iter()
         .filter(|c| scopebox_schema::canary::unescape(c).is_some())
         .count();
-    println!("hits over all captures: {hits}; captures holding escapes (searched twice): {escaped}");
+    println!(
+        "hits over all captures: {hits}; captures holding escapes (searched twice): {escaped}"
+    );
     println!(
         "{} captures, {bytes} bytes, {} canaries, {} patterns",
         captures.len(),
