@@ -9,7 +9,10 @@
 use crate::attestation::statement_for;
 use crate::digest::sha256_hex;
 use crate::dsse::{self, Envelope, IN_TOTO_PAYLOAD_TYPE};
-use crate::evidence::{CONTROLS_DIR, NEGATIVE_CONTROL_RECORD_FILE, POSITIVE_CONTROL_RECORD_FILE};
+use crate::evidence::{
+    CONTROLS_DIR, NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_WITNESS_FILE,
+    POSITIVE_CONTROL_RECORD_FILE, POSITIVE_CONTROL_WITNESS_FILE,
+};
 use crate::judge;
 use crate::receipt::*;
 use crate::verify::{self, BundleError, VerifyOptions};
@@ -501,6 +504,34 @@ pub fn mutations() -> Vec<Mutation> {
                 c.edit_case_witness(|events| {
                     for e in events.iter_mut().filter(|e| e["syscall"] == "execve") {
                         e["path"] = "/scopebox/candidate/bin/other".into();
+                    }
+                })
+            },
+        ),
+        m(
+            "positive-control-witness-report-dropped",
+            "the sentinel's report removed from the positive control's witness record",
+            true,
+            false,
+            |c| {
+                c.edit_control_record(POSITIVE_CONTROL_WITNESS_FILE, |w| {
+                    w["sentinelReports"] = json!([]);
+                })
+            },
+        ),
+        m(
+            "negative-control-witness-second-exec",
+            "a second exec added to the negative control's witness record",
+            true,
+            false,
+            |c| {
+                c.edit_control_record(NEGATIVE_CONTROL_WITNESS_FILE, |w| {
+                    if let Some(events) = w["events"].as_array_mut() {
+                        if let Some(mut extra) = events.last().cloned() {
+                            extra["seq"] = (extra["seq"].as_u64().unwrap_or(0) + 1).into();
+                            extra["path"] = "/bin/sh".into();
+                            events.push(extra);
+                        }
                     }
                 })
             },

@@ -109,6 +109,12 @@ pub fn assert_recomputing_checks_reject(report: &selftest::SelfTestReport) {
             by(class)
         );
     }
+    for class in [
+        "positive-control-witness-report-dropped",
+        "negative-control-witness-second-exec",
+    ] {
+        assert_eq!(by(class), ["linux-amd64/controls.witness"], "{class}");
+    }
     for class in ["adversarial-exec-dropped", "adversarial-descendant-dropped"] {
         assert_eq!(by(class), ["linux-amd64/controls.adversarial"], "{class}");
     }

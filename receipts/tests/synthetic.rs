@@ -11,7 +11,7 @@ use scopebox_schema::evidence::{
     AdversarialControl, CaseRecord, Controls, ExecutedCommand, FixtureObservation, InnerBoundary,
     NegativeControlRecord, PositiveControlRecord, RunSummary, Verdict, ADVERSARIAL_CONTROLS,
     NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
-    POSITIVE_CONTROL_RECORD_FILE,
+    NEGATIVE_CONTROL_WITNESS_FILE, POSITIVE_CONTROL_RECORD_FILE, POSITIVE_CONTROL_WITNESS_FILE,
 };
 use scopebox_schema::judge::{
     adversarial_control, expected_observation, judge_witnessed, negative_control,
@@ -24,7 +24,7 @@ use scopebox_schema::matrix::{Case, Expectations, FileContent, FixtureEntry, Jso
 use scopebox_schema::platform::Platform;
 use scopebox_schema::receipt::*;
 use scopebox_schema::witness::{
-    Survivor, WitnessEvent, WitnessLevel, WitnessRecord, WitnessSyscall,
+    SentinelReport, Survivor, WitnessEvent, WitnessLevel, WitnessRecord, WitnessSyscall,
     MECHANISM_SECCOMP_USER_NOTIFY, WITNESS_FILE,
 };
 use std::collections::BTreeMap;
@@ -514,6 +514,20 @@ pub fn write_bundle_for(
             b"",
         )?;
         let emulated = platform != Platform::LinuxAmd64;
+        for (i, rel) in [POSITIVE_CONTROL_WITNESS_FILE, NEGATIVE_CONTROL_WITNESS_FILE]
+            .into_iter()
+            .enumerate()
+        {
+            let pid = 50 + i as i32;
+            let mut witness =
+                honest_witness(emulated, layout::SENTINEL_BIN, 500 + 2 * i as u64, pid);
+            witness.sentinel_reports.push(SentinelReport {
+                pid,
+                uid: 1000,
+                argc: 2,
+            });
+            w.put_json(&format!("{pdir}/evidence/{rel}"), &witness)?;
+        }
         let mut adversarial: Vec<AdversarialControl> = Vec::new();
         for (i, name) in ADVERSARIAL_CONTROLS.iter().enumerate() {
             let (record, stdout, witness) = adversarial_records(&matrix, emulated, i, name);

@@ -10,10 +10,11 @@
 use super::{Checks, PlatformContext};
 use crate::evidence::{
     AdversarialControl, CaseRecord, Controls, ADVERSARIAL_CONTROLS, CASES_DIR, CONTROLS_DIR,
-    CONTROLS_FILE, RECORD_FILE, STDERR_FILE, STDOUT_FILE,
+    CONTROLS_FILE, NEGATIVE_CONTROL_WITNESS_FILE, POSITIVE_CONTROL_WITNESS_FILE, RECORD_FILE,
+    STDERR_FILE, STDOUT_FILE,
 };
 use crate::judge;
-use crate::layout::RUNNER_BIN;
+use crate::layout::{RUNNER_BIN, SENTINEL_BIN};
 use crate::matrix::Matrix;
 use crate::receipt::{EVIDENCE_DIR, MATRIX_FILE};
 use scopebox_schema::witness::{WitnessLevel, WitnessRecord, WITNESS_FILE};
@@ -43,6 +44,11 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
         cases,
     );
     checks.record(
+        "controls.witness",
+        "under both sentinel controls the witness saw the sentinel executed once, by the runner, and the sentinel's report reached the runner",
+        sentinel_control_failures(p),
+    );
+    checks.record(
         "controls.adversarial",
         "every hostile stand-in, re-judged from its raw record, output and witness record, was caught by the judge",
         adversarial,
@@ -69,6 +75,48 @@ fn level_failures(p: &PlatformContext, what: &str, witness: &WitnessRecord) -> V
             "{what}: witness ran on {:?}, the engine is {:?}",
             witness.witness_machine, p.run.engine_architecture
         ));
+    }
+    failures
+}
+
+/// The positive control (the runner executes the sentinel) and the negative control (the
+/// reference host executes the configured sentinel) prove the witness sees an exec and the
+/// sentinel's socket works: each record must show exactly the sentinel executed once by a child
+/// of the runner, nothing else, and at least one sentinel report.
+fn sentinel_control_failures(p: &PlatformContext) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (what, rel) in [
+        ("positive control", POSITIVE_CONTROL_WITNESS_FILE),
+        ("negative control", NEGATIVE_CONTROL_WITNESS_FILE),
+    ] {
+        let witness = match p.parse::<WitnessRecord>(&format!("{EVIDENCE_DIR}/{rel}")) {
+            Ok(w) => w,
+            Err(e) => {
+                failures.push(format!("{what}: {e}"));
+                continue;
+            }
+        };
+        failures.extend(level_failures(p, what, &witness));
+        if witness.program != SENTINEL_BIN {
+            failures.push(format!(
+                "{what}: the witness watched {:?}, not the sentinel {SENTINEL_BIN}",
+                witness.program
+            ));
+        }
+        // The sentinel's reports are what this control must produce; anything else the witness
+        // judges (another exec, a process created, a survivor, a drop) is a failure here too.
+        let reported = "sentinel reported execution";
+        failures.extend(
+            scopebox_schema::witness::judge(&witness)
+                .into_iter()
+                .filter(|f| !f.starts_with(reported))
+                .map(|f| format!("{what}: {f}")),
+        );
+        if witness.sentinel_reports.is_empty() {
+            failures.push(format!(
+                "{what}: no report of the sentinel reached the runner"
+            ));
+        }
     }
     failures
 }
