@@ -1294,6 +1294,24 @@ mod tests {
     }
 
     #[test]
+    fn a_canary_is_found_raw_and_base64_encoded_at_every_alignment() {
+        let canary = "CANARY-B64-1";
+        let search = canary::CanarySearch::new(&[canary.to_string()]);
+        let canary_in = |haystack: &[u8], _: &str| !search.find(haystack).is_empty();
+        assert!(canary_in(b"x CANARY-B64-1 y", canary));
+        // base64 of the canary behind 0, 1 and 2 bytes of prefix.
+        for encoded in [
+            "Q0FOQVJZLUI2NC0x",
+            "eENBTkFSWS1CNjQtMQ==",
+            "eHhDQU5BUlktQjY0LTE=",
+        ] {
+            assert!(canary_in(encoded.as_bytes(), canary), "{encoded}");
+        }
+        assert!(!canary_in(b"Q0FOQVJZ", canary));
+        assert!(!canary_in(b"nothing here", canary));
+    }
+
+    #[test]
     fn the_environment_must_be_the_matrixs_exactly() {
         let case = env_case(&[("XDG_CONFIG_HOME", "/home/node/.config"), ("LANG", "C")]);
         let exact = strings(&[

@@ -12,12 +12,13 @@ use crate::evidence::{
     NEGATIVE_CONTROL_WITNESS_FILE, POSITIVE_CONTROL_RECORD_FILE, POSITIVE_CONTROL_WITNESS_FILE,
     RECORD_FILE, STDERR_FILE, STDOUT_FILE, SUMMARY_FILE,
 };
+use scopebox_schema::witness::WITNESS_FILE;
+
 use crate::receipt::{
     BLOBS_DIR, CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR, EXECUTION_FILE,
     IMAGE_CONFIG_FILE, IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE,
     POLICY_FILE, RECEIPT_FILE, RECIPE_FILE,
 };
-use scopebox_schema::witness::WITNESS_FILE;
 
 /// The fixed files every bundle holds at its top.
 pub(crate) const FIXED_FILES: [&str; 3] = [MATRIX_FILE, POLICY_FILE, RECIPE_FILE];
@@ -47,6 +48,9 @@ pub(crate) const EVIDENCE_FILES: [&str; 10] = [
     SUMMARY_FILE,
     ERROR_FILE,
 ];
+
+/// The files of one run (a case, an adversarial control): its output, record, witness record.
+const RUN_FILES: [&str; 4] = [STDOUT_FILE, STDERR_FILE, RECORD_FILE, WITNESS_FILE];
 
 pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     let bundle = ctx.bundle;
@@ -195,8 +199,7 @@ fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
         .and_then(|r| r.strip_prefix('/'))
         .and_then(|r| r.split_once('/'))
     {
-        return ADVERSARIAL_CONTROLS.contains(&name)
-            && [STDOUT_FILE, STDERR_FILE, RECORD_FILE, WITNESS_FILE].contains(&file);
+        return ADVERSARIAL_CONTROLS.contains(&name) && RUN_FILES.contains(&file);
     }
     let Some(case_part) = rest
         .strip_prefix(CASES_DIR)
@@ -205,10 +208,7 @@ fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
         return false;
     };
     match case_part.split_once('/') {
-        Some((id, file)) => {
-            case_ids.contains(&id)
-                && [STDOUT_FILE, STDERR_FILE, RECORD_FILE, WITNESS_FILE].contains(&file)
-        }
+        Some((id, file)) => case_ids.contains(&id) && RUN_FILES.contains(&file),
         None => false,
     }
 }
@@ -229,6 +229,17 @@ mod tests {
     fn layout_allows_only_known_paths() {
         let ids = ["one"];
         assert!(allowed_path("evidence/cases/one/stdout", &ids));
+        assert!(allowed_path("evidence/cases/one/witness.json", &ids));
+        assert!(allowed_path(
+            "evidence/controls/memfd-exec/witness.json",
+            &ids
+        ));
+        assert!(allowed_path(
+            "evidence/controls/positive/witness.json",
+            &ids
+        ));
+        assert!(!allowed_path("evidence/controls/other/witness.json", &ids));
+        assert!(!allowed_path("evidence/controls/memfd-exec/extra", &ids));
         assert!(allowed_path("outer/execution.json", &ids));
         let platforms = [("platforms/linux-arm64", ids.to_vec())];
         assert!(allowed_in_bundle(
