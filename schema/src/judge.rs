@@ -9,6 +9,7 @@
 //! Failure strings are stable and meant for people: one per failed check, naming the path,
 //! canary, pointer or value involved.
 
+use crate::canary;
 use crate::digest::sha256_hex;
 use crate::evidence::{
     AdversarialControl, CaseRecord, Controls, FixtureObservation, NegativeControl,
@@ -65,7 +66,8 @@ pub fn judge(
 }
 
 /// The checks every run of anything over a fixture must pass, whatever the case expects:
-/// no timeout, no signal, no sentinel marker, fixtures unchanged, no canary leaked, captures
+/// no timeout, no signal, no sentinel marker, fixtures unchanged, no canary leaked in any
+/// encoding `canary::Encoding` names (raw, base64, hex, ...), captures
 /// matching their recorded digests. The negative control runs exactly these.
 pub fn invariants(
     matrix: &Matrix,
@@ -87,17 +89,28 @@ pub fn invariants(
         &record.fixtures_before,
         &record.fixtures_after,
     ));
-    for canary in &matrix.canaries {
-        if canary.is_empty() {
-            continue;
-        }
-        if canary_in(stdout, canary) {
-            failures.push(format!("canary {canary} in stdout"));
-        }
-        if canary_in(stderr, canary) {
-            failures.push(format!("canary {canary} in stderr"));
-        }
+    let canaries = canary::search_for(&matrix.canaries);
+    failures.extend(canaries.failures(stdout, "stdout"));
+    failures.extend(canaries.failures(stderr, "stderr"));
+    // What else the candidate could write that the record carries: the names of the entries it
+    // added below the fixture roots (a canary spelled as a file name). Their contents are not
+    // recorded; writing at all fails the case (`fixture … added`, and the witness's write-open).
+    let existed: BTreeSet<&str> = record
+        .fixtures_before
+        .iter()
+        .map(|o| o.path.as_str())
+        .collect();
+    for added in record
+        .fixtures_after
+        .iter()
+        .filter(|o| !existed.contains(o.path.as_str()))
+    {
+        failures.extend(canaries.failures(
+            added.path.as_bytes(),
+            &format!("the name of fixture {}", added.path),
+        ));
     }
+    failures.extend(written_failures(record, &canaries));
     if sha256_hex(stdout) != record.stdout_sha256 {
         failures.push("stdout does not match its recorded sha256".to_string());
     }
@@ -106,39 +119,40 @@ pub fn invariants(
     }
 }
 
-/// Whether `canary` appears in `haystack` raw or standard-base64-encoded at any of the three
-/// alignments. A placeholder hook: helper `canary`'s encoded search (schema/src/canary.rs:
-/// base64 both alphabets, hex, percent, `\u`, UTF-16, reversed, one Aho–Corasick pass)
-/// replaces it; the adversarial `base64-canary` control needs at least this much.
-pub fn canary_in(haystack: &[u8], canary: &str) -> bool {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if contains_bytes(haystack, canary.as_bytes()) {
-        return true;
-    }
-    (0..3).any(|offset: usize| {
-        // Encode `offset` zero bytes then the canary; keep only the characters every bit of
-        // which comes from the canary.
-        let mut bytes = vec![0u8; offset];
-        bytes.extend_from_slice(canary.as_bytes());
-        let bits: Vec<bool> = bytes
-            .iter()
-            .flat_map(|b| (0..8).rev().map(move |i| b >> i & 1 == 1))
-            .collect();
-        let first = (offset * 8).div_ceil(6);
-        let full = bits.len() / 6;
-        if full <= first + 1 {
-            return false;
+/// The files the run left written (`CaseRecord::written`): one outside the fixture roots (in
+/// `/tmp`) fails by itself — the fixture walk reports those below the roots — and every canary
+/// in any of them, in any encoding, fails; so does content that is not what the record says.
+fn written_failures(record: &CaseRecord, canaries: &canary::CanarySearch) -> Vec<String> {
+    let mut failures = Vec::new();
+    for file in &record.written {
+        let path = &file.path;
+        let below_roots = layout::FIXTURE_ROOTS.iter().any(|r| {
+            path.strip_prefix(r)
+                .is_some_and(|rest| rest.starts_with('/'))
+        });
+        if !below_roots {
+            failures.push(format!("file {path} written outside the fixture roots"));
         }
-        let encoded: Vec<u8> = (first..full)
-            .map(|c| {
-                let v = bits[c * 6..c * 6 + 6]
-                    .iter()
-                    .fold(0usize, |acc, &bit| acc << 1 | usize::from(bit));
-                ALPHABET[v]
-            })
-            .collect();
-        contains_bytes(haystack, &encoded)
-    })
+        let content = match decode_base64(&file.content_base64) {
+            Ok(c) => c,
+            Err(e) => {
+                failures.push(format!("written file {path}: content is not base64 ({e})"));
+                continue;
+            }
+        };
+        let consistent = if file.truncated {
+            content.len() as u64 <= file.size
+        } else {
+            content.len() as u64 == file.size && sha256_hex(&content) == file.sha256
+        };
+        if !consistent {
+            failures.push(format!(
+                "written file {path}: content does not match its recorded size and sha256"
+            ));
+        }
+        failures.extend(canaries.failures(&content, &format!("file {path}")));
+    }
+    failures
 }
 
 /// The failure `invariants` reports when the sentinel marker is present: the negative control
@@ -742,6 +756,24 @@ pub fn file_bytes(content: &FileContent) -> Result<Vec<u8>, String> {
     }
 }
 
+/// Standard base64 (RFC 4648 §4) with `=` padding: what `decode_base64` reads back.
+pub fn encode_base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+        let v = (b(0) << 16) | (b(1) << 8) | b(2);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((v >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// Standard base64 (RFC 4648 §4, `=` padding required, no whitespace).
 pub fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
     fn value(c: u8) -> Option<u32> {
@@ -1077,6 +1109,7 @@ mod tests {
                 pass: true,
                 failures: vec![],
             },
+            written: vec![],
         }
     }
 
@@ -1263,6 +1296,8 @@ mod tests {
     #[test]
     fn a_canary_is_found_raw_and_base64_encoded_at_every_alignment() {
         let canary = "CANARY-B64-1";
+        let search = canary::CanarySearch::new(&[canary.to_string()]);
+        let canary_in = |haystack: &[u8], _: &str| !search.find(haystack).is_empty();
         assert!(canary_in(b"x CANARY-B64-1 y", canary));
         // base64 of the canary behind 0, 1 and 2 bytes of prefix.
         for encoded in [
@@ -1381,6 +1416,111 @@ mod tests {
         // A prefix of a canary is not the canary.
         let r = record(&c, b"CANARY-CMD-7f3", b"");
         assert!(failures_of(&c, b"CANARY-CMD-7f3", b"", &r).is_empty());
+    }
+
+    #[test]
+    fn an_encoded_canary_smuggled_in_an_extra_json_field_fails() {
+        let c = case();
+        // base64 of "pid=7 CANARY-CMD-7f3a" (the canary at an odd alignment) and the hex of
+        // the other canary, as a hostile candidate would tuck them into its report.
+        let out = br#"{"schemaVersion":1,"extra":"cGlkPTcgQ0FOQVJZLUNNRC03ZjNh","x":"43414e4152592d454e562d31"}"#;
+        let r = record(&c, out, b"");
+        assert_eq!(
+            failures_of(&c, out, b"", &r),
+            vec![
+                "canary CANARY-CMD-7f3a in stdout (base64)",
+                "canary CANARY-ENV-1 in stdout (hex)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_canary_spelled_as_an_added_file_name_fails() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        r.fixtures_after.push(FixtureObservation {
+            path: "/work/p/Q0FOQVJZLUNNRC03ZjNh".into(),
+            kind: "file".into(),
+            mode: "0644".into(),
+            size: 0,
+            sha256: Some(sha256_hex(b"")),
+        });
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "fixture /work/p/Q0FOQVJZLUNNRC03ZjNh added",
+                "canary CANARY-CMD-7f3a in the name of fixture /work/p/Q0FOQVJZLUNNRC03ZjNh (base64)"
+            ]
+        );
+    }
+
+    fn written(path: &str, content: &[u8]) -> crate::evidence::WrittenFile {
+        crate::evidence::WrittenFile {
+            path: path.into(),
+            size: content.len() as u64,
+            sha256: sha256_hex(content),
+            content_base64: encode_base64(content),
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn a_file_left_in_tmp_fails_and_its_canaries_are_found_in_any_encoding() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        r.written = vec![
+            written("/tmp/leak", b"pid=7 Q0FOQVJZLUNNRC03ZjNh\n"),
+            written(
+                "/work/p/.mcp.json",
+                "CANARY-ENV-1"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes)
+                    .collect::<Vec<u8>>()
+                    .as_slice(),
+            ),
+        ];
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "file /tmp/leak written outside the fixture roots",
+                "canary CANARY-CMD-7f3a in file /tmp/leak (base64)",
+                "canary CANARY-ENV-1 in file /work/p/.mcp.json (utf-16le)",
+            ]
+        );
+        // A written file below a fixture root without a canary adds nothing here: the walk
+        // reports it (`fixture … changed`/`added`).
+        r.written = vec![written("/work/p/notes", b"nothing")];
+        assert!(failures_of(&c, b"", b"", &r).is_empty());
+    }
+
+    #[test]
+    fn written_content_must_be_what_the_record_says() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        let mut forged = written("/work/p/x", b"honest");
+        forged.content_base64 = encode_base64(b"other!");
+        let mut bad = written("/work/p/y", b"");
+        bad.content_base64 = "%%%%".into();
+        let mut cut = written("/work/p/z", b"CANARY-ENV-1 and more");
+        cut.content_base64 = encode_base64(b"CANARY-ENV-1");
+        cut.truncated = true;
+        r.written = vec![forged, bad, cut];
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "written file /work/p/x: content does not match its recorded size and sha256",
+                "written file /work/p/y: content is not base64 (base64 has a character outside the alphabet)",
+                "canary CANARY-ENV-1 in file /work/p/z",
+            ]
+        );
+    }
+
+    #[test]
+    fn base64_round_trips() {
+        for bytes in [&b""[..], b"f", b"fo", b"foo", b"foob", b"\xff\x00\xfe\x01"] {
+            assert_eq!(decode_base64(&encode_base64(bytes)).unwrap(), bytes);
+        }
+        assert_eq!(encode_base64(b"fo"), "Zm8=");
     }
 
     #[test]

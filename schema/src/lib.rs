@@ -5,6 +5,7 @@
 //! beyond what a record needs. Verification, signing and `scopebox-verify` live in
 //! `scopebox-receipts`, which depends on this crate.
 
+pub mod canary;
 pub mod digest;
 pub mod engine;
 pub mod evidence;

@@ -193,6 +193,7 @@ fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
     if EVIDENCE_FILES.contains(&rest) {
         return true;
     }
+    // Each hostile stand-in: its record, output and witness record, like a case.
     if let Some((name, file)) = rest
         .strip_prefix(CONTROLS_DIR)
         .and_then(|r| r.strip_prefix('/'))
@@ -263,6 +264,24 @@ mod tests {
         assert!(allowed_path("evidence/controls/positive/record.json", &ids));
         assert!(!allowed_path("evidence/controls/positive/stdout", &ids));
         assert!(!allowed_path("evidence/controls/other/record.json", &ids));
+        assert!(allowed_path("evidence/cases/one/witness.json", &ids));
+        assert!(!allowed_path("evidence/cases/two/witness.json", &ids));
+        assert!(allowed_path(
+            "evidence/controls/positive/witness.json",
+            &ids
+        ));
+        assert!(allowed_path(
+            "evidence/controls/negative/witness.json",
+            &ids
+        ));
+        for file in ["record.json", "stdout", "stderr", "witness.json"] {
+            assert!(allowed_path(
+                &format!("evidence/controls/memfd-exec/{file}"),
+                &ids
+            ));
+        }
+        assert!(!allowed_path("evidence/controls/memfd-exec/notes", &ids));
+        assert!(!allowed_path("evidence/controls/memfd-exec/x/stdout", &ids));
         assert!(!allowed_path("evidence/other.json", &ids));
         assert!(!allowed_path("notes.txt", &ids));
     }
