@@ -13,6 +13,7 @@ pub mod platform;
 pub mod policy;
 pub mod receipt;
 pub mod shipped;
+pub mod strict_json;
 
 /// Paths inside the evidence container, shared by the image builder, the runner and the verifier.
 pub mod layout {
