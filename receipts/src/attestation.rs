@@ -157,7 +157,7 @@ pub fn sign_bundle(bundle_dir: &Path, private_pem: &str) -> Result<Envelope, Sig
         },
     )
     .map_err(SignError::Unreadable)?;
-    let receipt: Receipt = serde_json::from_slice(&bundle.receipt_bytes)
+    let receipt: Receipt = crate::strict_json::from_slice(&bundle.receipt_bytes)
         .map_err(|e| SignError::Unreadable(crate::verify::BundleError::receipt(bundle_dir, e)))?;
     let statement = statement_for(&receipt, &bundle.receipt_bytes, outcome.verified);
     let payload = serde_json::to_vec(&statement).unwrap_or_default();

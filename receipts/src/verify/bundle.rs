@@ -72,7 +72,7 @@ impl BundleError {
     }
 
     /// receipt.json exists but does not parse.
-    pub fn receipt(path: &Path, error: serde_json::Error) -> Self {
+    pub fn receipt(path: &Path, error: impl std::fmt::Display) -> Self {
         BundleError::new(path, BundleErrorKind::Receipt(error.to_string()))
     }
 }

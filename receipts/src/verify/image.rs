@@ -101,7 +101,7 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
     let mut layer_failures = Vec::new();
     let config: Option<Value> = config_bytes
         .ok()
-        .and_then(|b| serde_json::from_slice(b).ok());
+        .and_then(|b| crate::strict_json::from_slice(b).ok());
     match &config {
         None => layer_failures.push(format!(
             "{} is not a JSON document",

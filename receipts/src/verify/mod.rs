@@ -15,6 +15,7 @@
 
 mod blobs;
 mod boundary;
+pub mod bounds;
 pub mod bundle;
 mod candidate;
 mod cases;
@@ -30,9 +31,11 @@ pub use bundle::{Bundle, BundleError, BundleErrorKind};
 pub use execution::{cleanup_failures, completion_failures, lifecycle_failures};
 
 use crate::digest::sha256_hex;
+use crate::matrix::Matrix;
 use crate::platform::Platform;
 use crate::policy::BoundaryPolicy;
-use crate::receipt::{PlatformRun, Receipt, SCHEMA_VERSION};
+use crate::receipt::{PlatformRun, Receipt, MATRIX_FILE, SCHEMA_VERSION};
+use crate::strict_json;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -210,12 +213,13 @@ impl Checks {
 }
 
 /// Everything the check families share: the bundle, the parsed receipt, the policy judged
-/// against, and each file's digest (computed once).
+/// against, each file's digest (computed once) and the matrix (parsed once, within bounds).
 pub(crate) struct Context<'a> {
     pub bundle: &'a Bundle,
     pub receipt: &'a Receipt,
     pub policy: &'a BoundaryPolicy,
     pub digests: BTreeMap<&'a str, String>,
+    pub matrix: Result<Matrix, String>,
 }
 
 impl<'a> Context<'a> {
@@ -228,10 +232,11 @@ impl<'a> Context<'a> {
             .ok_or_else(|| format!("{path} is missing"))
     }
 
-    /// A bundle file parsed strictly as `T`, or a failure line naming it.
+    /// A bundle file parsed strictly as `T` (`strict_json`: no duplicate key at any depth, one
+    /// value, the type's own unknown-field rules), or a failure line naming it.
     pub fn parse<T: DeserializeOwned>(&self, path: &str) -> Result<T, String> {
         let bytes = self.bytes(path)?;
-        serde_json::from_slice(bytes).map_err(|e| format!("{path} does not parse: {e}"))
+        strict_json::from_slice(bytes).map_err(|e| format!("{path} does not parse: {e}"))
     }
 
     /// The recomputed sha256 of a bundle file, if present.
@@ -285,8 +290,30 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
     if let Some(report) = other_schema(bundle)? {
         return Ok(report);
     }
-    let receipt: Receipt = serde_json::from_slice(&bundle.receipt_bytes)
+    let receipt: Receipt = strict_json::from_slice(&bundle.receipt_bytes)
         .map_err(|e| BundleError::receipt(&bundle.root, e))?;
+    // Counts first: a receipt or matrix beyond the bounds is rejected by `bundle.bounds` before
+    // any digest is computed or any case judged.
+    let matrix = bundle
+        .files
+        .get(MATRIX_FILE)
+        .ok_or_else(|| format!("{MATRIX_FILE} is missing"))
+        .and_then(|bytes| {
+            strict_json::from_slice::<Matrix>(bytes)
+                .map_err(|e| format!("{MATRIX_FILE} does not parse: {e}"))
+        });
+    let bound_failures = bounds::failures(&receipt, matrix.as_ref().ok());
+    if !bound_failures.is_empty() {
+        let mut checks = Checks::default();
+        checks.record("bundle.bounds", bounds::TITLE, bound_failures);
+        return Ok(Report {
+            bundle: bundle.root.display().to_string(),
+            subject: Subject::of(&receipt),
+            verified: false,
+            checks: checks.list,
+            notes: checks.notes,
+        });
+    }
     let reference;
     let policy = match &options.policy {
         Some(p) => p,
@@ -305,8 +332,10 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
         receipt: &receipt,
         policy,
         digests,
+        matrix,
     };
     let mut checks = Checks::default();
+    checks.record("bundle.bounds", bounds::TITLE, Vec::new());
     execution::check_header(&ctx, &mut checks);
     files::check(&ctx, &mut checks);
     platforms::check(&ctx, options, &mut checks);
@@ -350,7 +379,7 @@ fn other_schema(bundle: &Bundle) -> Result<Option<Report>, BundleError> {
         #[serde(rename = "runId")]
         run_id: Option<serde_json::Value>,
     }
-    let version: Version = serde_json::from_slice(&bundle.receipt_bytes)
+    let version: Version = strict_json::from_slice(&bundle.receipt_bytes)
         .map_err(|e| BundleError::receipt(&bundle.root, e))?;
     let found = version.schema_version.as_ref().and_then(|v| v.as_u64());
     if found == Some(u64::from(SCHEMA_VERSION)) {

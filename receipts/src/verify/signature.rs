@@ -46,7 +46,7 @@ pub(crate) fn check(
         return;
     };
 
-    let envelope: Envelope = match serde_json::from_slice(bytes) {
+    let envelope: Envelope = match crate::strict_json::from_slice(bytes) {
         Ok(e) => e,
         Err(e) => {
             checks.record(
@@ -98,7 +98,7 @@ pub(crate) fn check(
     }
     match payload {
         None => binding.push("the payload could not be decoded or did not verify".into()),
-        Some(payload) => match serde_json::from_slice::<Statement>(&payload) {
+        Some(payload) => match crate::strict_json::from_slice::<Statement>(&payload) {
             Err(e) => binding.push(format!("the payload is not an in-toto statement: {e}")),
             Ok(statement) => {
                 let expected =
