@@ -73,7 +73,10 @@ impl SelfTestReport {
             .max(5);
         let mut out = format!(
             "scopebox-verify --self-test {}\n{:<width$}  {:<10}  {:<10}  rejected by\n",
-            self.bundle, "class", "digests", "outcome"
+            scopebox_terminal::escape(&self.bundle),
+            "class",
+            "digests",
+            "outcome"
         );
         for row in &self.rows {
             out.push_str(&format!(
@@ -85,11 +88,11 @@ impl SelfTestReport {
                     "raw"
                 },
                 row.outcome,
-                if row.rejected_by.is_empty() {
+                scopebox_terminal::escape(&if row.rejected_by.is_empty() {
                     row.detail.clone().unwrap_or_default()
                 } else {
                     row.rejected_by.join(", ")
-                }
+                })
             ));
         }
         let rejected = self.rows.iter().filter(|r| r.rejected()).count();
@@ -956,7 +959,11 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             |c| {
                 let (other, _) = dsse::generate_keypair_pem().map_err(|e| e.to_string())?;
-                crate::attestation::sign_bundle(&c.dir, &other)
+                crate::attestation::sign_bundle_with(
+                    &c.dir,
+                    &other,
+                    crate::attestation::SignOptions { force: true },
+                )
                     .map(|_| ())
                     .map_err(|e| e.to_string())
             },
@@ -1263,8 +1270,12 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
     // The signed base must verify with the key too, or the signature rows prove nothing.
     let signed_base = scratch.path().join("signed-base");
     copy_tree(&base, &signed_base).map_err(SelfTestError::Copy)?;
-    crate::attestation::sign_bundle(&signed_base, &key_pem)
-        .map_err(|e| SelfTestError::Sign(e.to_string()))?;
+    crate::attestation::sign_bundle_with(
+        &signed_base,
+        &key_pem,
+        crate::attestation::SignOptions { force: true },
+    )
+    .map_err(|e| SelfTestError::Sign(e.to_string()))?;
     let keyed = VerifyOptions {
         public_key_pem: Some(public_pem),
         ..Default::default()

@@ -29,6 +29,7 @@ mod signature;
 
 pub use bundle::{Bundle, BundleError, BundleErrorKind};
 pub use execution::{cleanup_failures, completion_failures, lifecycle_failures};
+pub use report::SIGNATURE_NOT_CHECKED;
 
 use crate::digest::sha256_hex;
 use crate::matrix::Matrix;
@@ -141,8 +142,21 @@ pub struct Report {
     /// True only when every check passed.
     pub verified: bool,
     pub checks: Vec<Check>,
+    /// Checks that were not run and why (the envelope's signature without `--key`): never a
+    /// pass, never shown with a ✓.
+    #[serde(default)]
+    pub not_checked: Vec<NotChecked>,
     /// Things the reader should know that are not failures (e.g. a signature not checked).
     pub notes: Vec<String>,
+}
+
+/// A check that could not be run with what was given, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NotChecked {
+    pub id: String,
+    pub title: String,
+    pub reason: String,
 }
 
 impl Report {
@@ -160,6 +174,7 @@ impl Report {
 #[derive(Debug, Default)]
 pub(crate) struct Checks {
     list: Vec<Check>,
+    not_checked: Vec<NotChecked>,
     notes: Vec<String>,
     scope: Option<Platform>,
     signer_key_id: Option<String>,
@@ -198,6 +213,28 @@ impl Checks {
         });
     }
 
+    /// A check that was not run (and so neither passed nor failed), with the reason.
+    pub(crate) fn not_checked(&mut self, id: &str, title: &str, reason: impl Into<String>) {
+        self.not_checked.push(NotChecked {
+            id: id.to_string(),
+            title: title.to_string(),
+            reason: reason.into(),
+        });
+    }
+
+    /// The report of these checks.
+    fn into_report(self, bundle: &Bundle, subject: Subject) -> Report {
+        Report {
+            bundle: bundle.root.display().to_string(),
+            subject,
+            verified: self.all_ok(),
+            checks: self.list,
+            not_checked: self.not_checked,
+            notes: self.notes,
+        }
+    }
+
+    #[allow(dead_code)] // for families with something to say that is neither pass nor fail
     pub(crate) fn note(&mut self, note: impl Into<String>) {
         self.notes.push(note.into());
     }
@@ -306,13 +343,7 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
     if !bound_failures.is_empty() {
         let mut checks = Checks::default();
         checks.record("bundle.bounds", bounds::TITLE, bound_failures);
-        return Ok(Report {
-            bundle: bundle.root.display().to_string(),
-            subject: Subject::of(&receipt),
-            verified: false,
-            checks: checks.list,
-            notes: checks.notes,
-        });
+        return Ok(checks.into_report(bundle, Subject::of(&receipt)));
     }
     let reference;
     let policy = match &options.policy {
@@ -359,13 +390,7 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
     }
     let mut subject = Subject::of(&receipt);
     subject.signer_key_id = checks.signer_key_id.take();
-    Ok(Report {
-        bundle: bundle.root.display().to_string(),
-        subject,
-        verified: checks.all_ok(),
-        checks: checks.list,
-        notes: checks.notes,
-    })
+    Ok(checks.into_report(bundle, subject))
 }
 
 /// A receipt of another schema version is rejected by one named check (`receipt.schema`) and
@@ -395,19 +420,14 @@ fn other_schema(bundle: &Bundle) -> Result<Option<Report>, BundleError> {
             None => "no numeric schemaVersion".to_string(),
         }],
     );
-    Ok(Some(Report {
-        bundle: bundle.root.display().to_string(),
-        subject: Subject {
-            run_id: version
-                .run_id
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            ..Subject::default()
-        },
-        verified: false,
-        checks: checks.list,
-        notes: checks.notes,
-    }))
+    let subject = Subject {
+        run_id: version
+            .run_id
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        ..Subject::default()
+    };
+    Ok(Some(checks.into_report(bundle, subject)))
 }
 
 /// The built-in reference policy.
