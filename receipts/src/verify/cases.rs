@@ -267,12 +267,30 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
         for (name, value) in &case.env {
             want_env.insert(name, value);
         }
-        let recorded_env: BTreeSet<&str> = record.env.iter().map(String::as_str).collect();
-        for (name, value) in want_env {
-            let entry = format!("{name}={value}");
-            if !recorded_env.contains(entry.as_str()) {
+        // The environment is exactly the base plus the case's own: a variable the matrix
+        // does not name (LD_PRELOAD, a proxy, a second HOME) is a different invocation.
+        let want_entries: BTreeSet<String> = want_env
+            .iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect();
+        let mut recorded_env: BTreeSet<&str> = BTreeSet::new();
+        for entry in &record.env {
+            if !recorded_env.insert(entry.as_str()) {
+                f.invocation
+                    .push(format!("case {id}: environment lists {entry:?} twice"));
+            }
+        }
+        for (name, value) in &want_env {
+            if !recorded_env.contains(format!("{name}={value}").as_str()) {
                 f.invocation
                     .push(format!("case {id}: environment lacks {name}={value:?}"));
+            }
+        }
+        for entry in &recorded_env {
+            if !want_entries.contains(*entry) {
+                f.invocation.push(format!(
+                    "case {id}: environment has {entry:?}, which the matrix does not set"
+                ));
             }
         }
 
