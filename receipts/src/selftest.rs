@@ -1393,7 +1393,7 @@ pub fn mutations() -> Vec<Mutation> {
         ),
         m(
             "receipt-case-flood",
-            "the receipt lists 10,001 cases for the first platform",
+            "the receipt lists 4,097 more cases for the first platform than a matrix may have",
             true,
             false,
             |c| {

@@ -63,8 +63,17 @@ fn main() -> ExitCode {
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {
-            // clap echoes the offending argument: every line is escaped for the terminal.
-            let text = e.render().to_string();
+            // clap echoes the offending argument, after its own processing (it drops ANSI
+            // sequences but keeps CR and LF). The error is rendered again from the arguments
+            // escaped whole, so an argument's own line breaks cannot start a forged line;
+            // then every line is escaped too.
+            let escaped_args: Vec<String> = std::env::args_os()
+                .map(|a| escape(&a.to_string_lossy()).into_owned())
+                .collect();
+            let text = match Args::try_parse_from(&escaped_args) {
+                Err(again) if again.kind() == e.kind() => again.render().to_string(),
+                _ => e.render().to_string(),
+            };
             if e.use_stderr() {
                 warn(&escape_lines(&text));
                 return exit_code(Outcome::Unreadable);
@@ -166,8 +175,8 @@ fn self_test(args: &Args) -> Outcome {
 }
 
 fn print_json<T: serde::Serialize>(value: &T) {
-    match serde_json::to_string_pretty(value) {
-        Ok(text) => emit(&format!("{text}\n")),
+    match report::to_json_text(value) {
+        Ok(text) => emit(&text),
         Err(e) => warn(&format!("error: failed to render JSON: {e}\n")),
     }
 }

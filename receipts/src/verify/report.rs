@@ -173,3 +173,111 @@ pub fn render_error(error: &BundleError) -> String {
         escape(&error.path.display().to_string())
     )
 }
+
+/// `value` as pretty JSON that is also safe on a terminal: every character
+/// `scopebox_terminal::needs_escape` names (C1 controls, bidi overrides, zero-width and other
+/// format characters, which JSON allows raw) is written as a `\uXXXX` escape (a surrogate
+/// pair above U+FFFF). A JSON reader gets exactly the same strings back.
+pub fn to_json_text<T: Serialize>(value: &T) -> serde_json::Result<String> {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        TerminalSafe(serde_json::ser::PrettyFormatter::new()),
+    );
+    value.serialize(&mut ser)?;
+    out.push(b'\n');
+    // serde_json writes UTF-8 only.
+    Ok(String::from_utf8(out).unwrap_or_default())
+}
+
+/// A JSON formatter that escapes terminal-unsafe characters inside strings and otherwise
+/// formats like the one it wraps.
+struct TerminalSafe<F>(F);
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for TerminalSafe<F> {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            // The backslash itself is never inside a fragment (serde_json escapes it).
+            if c != '\\' && scopebox_terminal::needs_escape(c) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    write!(writer, "\\u{:04x}", unit)?;
+                }
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn end_object_key<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_key(w)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_text_escapes_what_a_terminal_would_act_on_and_keeps_every_value() {
+        let value = serde_json::json!({
+            "k\u{202e}": ["\u{1b}[2J\u{9b}\u{200b}\u{feff}\u{1d173}\\ ok é"]
+        });
+        let text = to_json_text(&value).unwrap();
+        assert!(
+            !text
+                .chars()
+                .any(|c| c != '\\' && c != '\n' && scopebox_terminal::needs_escape(c)),
+            "{text}"
+        );
+        assert!(text.contains("\\u202e"), "{text}");
+        assert!(
+            text.contains("\\u009b\\u200b\\ufeff\\ud834\\udd73"),
+            "{text}"
+        );
+        assert!(text.contains(" ok é"), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
+    }
+}
