@@ -54,6 +54,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         return Ok(());
     }
+    if args.first().map(String::as_str) == Some("--build-hostile") {
+        // `--build-hostile SHAPE BASE OUT`: only write the shape (to time another binary on it).
+        let usage = "--build-hostile SHAPE BASE OUT";
+        let shape = args.get(1).ok_or(usage)?;
+        let base = PathBuf::from(args.get(2).ok_or(usage)?);
+        let out = PathBuf::from(args.get(3).ok_or(usage)?);
+        hostile::build(shape, &base, &out)?;
+        return Ok(());
+    }
     if args.first().map(String::as_str) == Some("--hostile") {
         let base = PathBuf::from(args.get(1).ok_or("--hostile BUNDLE_DIR")?);
         return hostile_shapes(&base);

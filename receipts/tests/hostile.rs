@@ -239,12 +239,15 @@ impl Bundle {
         })
     }
 
-    /// `count` fixture entries in the first case.
+    /// `count` fixture entries in the first case: small files, each a non-directory every
+    /// later path had to be compared with (the quadratic walk this shape was built against).
     fn fixture_flood(&self, count: usize) -> std::io::Result<()> {
         self.edit_matrix(|m| {
             let fixture = m["cases"][0]["fixture"].as_array_mut().unwrap();
             for i in 0..count {
-                fixture.push(json!({"kind": "dir", "path": format!("/work/flood/d{i:06}")}));
+                fixture.push(
+                    json!({"kind": "file", "path": format!("/work/flood/f{i:06}"), "text": "{}"}),
+                );
             }
         })
     }
