@@ -145,6 +145,9 @@ pub struct SignArgs {
     /// The private key (PKCS#8 PEM, from `scopebox keygen`)
     #[arg(long, value_name = "PREFIX.pem")]
     pub key: PathBuf,
+    /// Replace an existing BUNDLE/receipt.dsse.json (a regular file only; never a link)
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Parse the command line. Usage errors print clap's message and give exit code 2;
@@ -293,16 +296,19 @@ fn keygen(args: KeygenArgs) -> Result<Outcome, CommandError> {
 }
 
 fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
-    let envelope =
-        scopebox_receipts::attestation::sign_bundle_with_key_file(&args.bundle, &args.key)
-            .map_err(|e| CommandError::Signing {
-                what: format!(
-                    "sign bundle {} with {}",
-                    args.bundle.display(),
-                    args.key.display()
-                ),
-                source: Box::new(e),
-            })?;
+    let envelope = scopebox_receipts::attestation::sign_bundle_with_key_file(
+        &args.bundle,
+        &args.key,
+        scopebox_receipts::attestation::SignOptions { force: args.force },
+    )
+    .map_err(|e| CommandError::Signing {
+        what: format!(
+            "sign bundle {} with {}",
+            args.bundle.display(),
+            args.key.display()
+        ),
+        source: Box::new(e),
+    })?;
     let path = args.bundle.join(scopebox_schema::receipt::ENVELOPE_FILE);
     let keyids: Vec<&str> = envelope
         .signatures

@@ -177,7 +177,8 @@ pub fn code(result: &Result<Outcome, CommandError>) -> u8 {
 /// Print an error (with its causes and hint) on stderr and return the exit code.
 pub fn finish(result: Result<Outcome, CommandError>) -> ExitCode {
     if let Err(e) = &result {
-        eprintln!("{}", render(e));
+        // Errors quote paths and bundle text: escaped for the terminal, line breaks kept.
+        eprintln!("{}", scopebox_terminal::escape_lines(&render(e)));
     }
     ExitCode::from(code(&result))
 }
