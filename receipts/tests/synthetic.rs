@@ -630,13 +630,19 @@ pub fn write_bundle_for(
             },
         )?;
 
-        let applied_failures = scopebox_schema::policy::check_applied(&policy, &inspect);
+        let applied_failures = scopebox_schema::policy::check_applied(
+            &policy,
+            &inspect,
+            scopebox_schema::engine::EngineName::Docker,
+        );
         let observed_failures = scopebox_schema::policy::check_observed(&policy, &observed);
         runs.push(PlatformRun {
             platform,
             dir: pdir.clone(),
             emulated: platform != Platform::LinuxAmd64,
             engine_architecture: engine_arch.into(),
+            engine: scopebox_schema::engine::EngineName::Docker,
+            engine_version: "20.10.24+dfsg1".into(),
             inputs: PlatformInputs {
                 candidate_archive: pack.archive.clone(),
                 runtime_manifest_sha256: pack.runtime_manifest_sha256.clone(),

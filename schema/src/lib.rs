@@ -7,9 +7,11 @@
 
 pub mod canary;
 pub mod digest;
+pub mod engine;
 pub mod evidence;
 pub mod judge;
 pub mod matrix;
+pub mod native;
 pub mod platform;
 pub mod policy;
 pub mod receipt;
