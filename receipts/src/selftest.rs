@@ -578,6 +578,21 @@ pub fn mutations() -> Vec<Mutation> {
             },
         ),
         m(
+            "positive-control-witness-other-write",
+            "the sentinel's marker write in the positive control's witness record re-pointed at another file",
+            true,
+            false,
+            |c| {
+                c.edit_control_record(POSITIVE_CONTROL_WITNESS_FILE, |w| {
+                    if let Some(events) = w["events"].as_array_mut() {
+                        for e in events.iter_mut().filter(|e| e["syscall"] == "openat") {
+                            e["path"] = "/tmp/elsewhere".into();
+                        }
+                    }
+                })
+            },
+        ),
+        m(
             "negative-control-witness-second-exec",
             "a second exec added to the negative control's witness record",
             true,
