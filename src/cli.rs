@@ -135,6 +135,9 @@ pub struct KeygenArgs {
     /// Writes PREFIX.pem (PKCS#8, mode 0600) and PREFIX.pub.pem (SPKI); never overwrites
     #[arg(long, value_name = "PREFIX")]
     pub out: PathBuf,
+    /// Print a JSON summary on stdout
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -145,18 +148,69 @@ pub struct SignArgs {
     /// The private key (PKCS#8 PEM, from `scopebox keygen`)
     #[arg(long, value_name = "PREFIX.pem")]
     pub key: PathBuf,
+    /// Print a JSON summary on stdout
+    #[arg(long)]
+    pub json: bool,
 }
 
-/// Parse the command line. Usage errors print clap's message and give exit code 2;
-/// `--help` and `--version` print and give 0.
+impl Cli {
+    /// Whether stdout must carry one JSON object, whatever happens.
+    pub fn wants_json(&self) -> bool {
+        match &self.command {
+            Command::Pack(a) => a.json,
+            Command::Run(a) => a.json,
+            Command::Sweep(a) => a.json,
+            Command::Keygen(a) => a.json,
+            Command::Sign(a) => a.json,
+            Command::Native(a) => a.wants_json(),
+        }
+    }
+}
+
+/// Parse the command line. Usage errors print clap's message and give exit code 2 (with
+/// `--json` anywhere on the line, also one error object on stdout); `--help` and `--version`
+/// print and give 0.
 pub fn parse() -> Result<Cli, ExitCode> {
     Cli::try_parse().map_err(|e| {
         let _ = e.print();
         if e.use_stderr() {
+            if std::env::args_os().skip(1).any(|a| a == "--json") {
+                crate::exit::print_summary(&usage_json(&e));
+            }
             ExitCode::from(USAGE)
         } else {
             ExitCode::SUCCESS
         }
+    })
+}
+
+/// The `--json` object of a command line clap refused.
+fn usage_json(e: &clap::Error) -> serde_json::Value {
+    let text = e.render().to_string();
+    // clap's text: the message (its first paragraph), then usage and a pointer to --help.
+    let (message, rest) = text.split_once("\n\n").unwrap_or((&text, ""));
+    let message = message
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_start_matches("error: ")
+        .to_string();
+    let hint: Vec<&str> = rest
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    serde_json::json!({
+        "ok": false,
+        "outcome": "error",
+        "exitCode": USAGE,
+        "error": {
+            "code": "usage",
+            "message": message,
+            "causes": [],
+            "hint": if hint.is_empty() { serde_json::Value::Null } else { hint.join("; ").into() },
+        },
     })
 }
 
@@ -169,21 +223,7 @@ pub fn run(cli: Cli) -> Result<Outcome, CommandError> {
     runtime.block_on(async move {
         match cli.command {
             Command::Pack(args) => pack(args).await,
-            Command::Run(args) => {
-                let json = args.json;
-                let result = crate::run::evidence_run(args).await;
-                if let (true, Err(e)) = (json, &result) {
-                    // `--json` answers on this path too: one object, then the usual stderr.
-                    let summary = serde_json::json!({
-                        "outcome": "error",
-                        "exitCode": e.code(),
-                        "error": crate::exit::render(e),
-                        "hint": e.hint(),
-                    });
-                    println!("{summary}");
-                }
-                result
-            }
+            Command::Run(args) => crate::run::evidence_run(args).await,
             Command::Sweep(args) => sweep(args).await,
             Command::Keygen(args) => keygen(args),
             Command::Sign(args) => sign(args),
@@ -246,7 +286,12 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
         }));
     }
     if args.json {
-        println!("{}", serde_json::json!({ "archives": summaries }));
+        crate::exit::print_summary(&serde_json::json!({
+            "ok": true,
+            "outcome": "passed",
+            "exitCode": crate::exit::SUCCESS,
+            "archives": summaries,
+        }));
     }
     Ok(Outcome::Passed)
 }
@@ -264,11 +309,13 @@ async fn sweep(args: SweepArgs) -> Result<Outcome, CommandError> {
     );
     if args.json {
         let summary = serde_json::json!({
+            "ok": report.errors.is_empty(),
+            "exitCode": if report.errors.is_empty() { crate::exit::SUCCESS } else { crate::exit::FAILURE },
             "removed": report.removed,
             "skipped": report.skipped,
             "errors": report.errors,
         });
-        println!("{summary}");
+        crate::exit::print_summary(&summary);
     }
     Ok(if report.errors.is_empty() {
         Outcome::Passed
@@ -289,6 +336,15 @@ fn keygen(args: KeygenArgs) -> Result<Outcome, CommandError> {
         paths.public.display(),
         paths.keyid
     );
+    if args.json {
+        crate::exit::print_summary(&serde_json::json!({
+            "ok": true,
+            "exitCode": crate::exit::SUCCESS,
+            "privateKey": paths.private,
+            "publicKey": paths.public,
+            "keyid": paths.keyid,
+        }));
+    }
     Ok(Outcome::Passed)
 }
 
@@ -314,5 +370,13 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
         path.display(),
         keyids.join(", ")
     );
+    if args.json {
+        crate::exit::print_summary(&serde_json::json!({
+            "ok": true,
+            "exitCode": crate::exit::SUCCESS,
+            "envelope": path,
+            "keyids": keyids,
+        }));
+    }
     Ok(Outcome::Passed)
 }

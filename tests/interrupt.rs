@@ -150,9 +150,17 @@ fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("scopebox: INTERRUPTED:"), "{stderr}");
     assert!(
+        stderr.contains("linux/amd64: interrupted: evidence not exported"),
+        "the summary must say what happened: {stderr}"
+    );
+    assert!(
         stderr.contains("cleanup done"),
         "the summary must say the cleanup finished: {stderr}"
     );
+    // An interruption is not a boundary violation or a control failure.
+    for wrong in ["boundary NOT met", "controls FAILED", "problem (", "Some(", "()"] {
+        assert!(!stderr.contains(wrong), "{wrong:?} after Ctrl-C: {stderr}");
+    }
 
     // Nothing carries the run's label: no container (running or not), no volume.
     let left = labelled(&format!("{RUN_LABEL}={run_id}"));

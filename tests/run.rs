@@ -412,3 +412,36 @@ fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cov
     assert!(report.verified, "{:?}", report.failed_ids());
     assert_eq!(report.subject.not_covered.len(), 1);
 }
+
+#[test]
+fn a_build_that_fails_answers_json_and_leaves_no_bundle_directory() {
+    require_engine!();
+    let dir = tempdir();
+    let matrix = small_matrix(dir.path(), 1);
+    let bundle = dir.path().join("bundle");
+    // The static builds run `$CARGO build …`: here a program that always fails.
+    let out = scopebox(
+        &[
+            "run",
+            "--out",
+            bundle.to_str().unwrap(),
+            "--matrix",
+            matrix.to_str().unwrap(),
+            "--platform",
+            "linux/amd64",
+            "--json",
+        ],
+        &[("CARGO", "false")],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    let v = crate::refusals::error_object(&out.stdout);
+    assert_eq!(v["exitCode"], 1, "{v}");
+    assert_eq!(v["error"]["code"], "build", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("cargo exited with exit code 1"), "{v}");
+    assert_eq!(out.stderr.matches(message).count(), 1, "{}", out.stderr);
+    assert!(
+        !bundle.exists(),
+        "a run that built nothing created its bundle"
+    );
+}

@@ -404,8 +404,6 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             reason: n.reason,
         });
     }
-    receipt::prepare_dir(&out)?;
-
     // One listener for the whole run, from here on, shared by every platform: a Ctrl-C that
     // lands between two steps is kept instead of being lost to a listener that did not exist
     // yet. If it cannot be installed, only the deadline can end the run.
@@ -528,10 +526,12 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let (built, pack_ms, image_ms) = tokio::select! {
         done = prepare => done?,
         () = interrupted() => {
-            eprintln!("scopebox: interrupted before any container was created");
+            eprintln!("scopebox: interrupted before any container was created: evidence not exported, no bundle written");
             return Ok(Outcome::Interrupted);
         }
     };
+    // The bundle directory exists from the moment it has something to hold.
+    receipt::prepare_dir(&out)?;
 
     let shared = receipt::SharedInputs {
         matrix: &matrix,
@@ -682,22 +682,34 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         Outcome::Interrupted => "INTERRUPTED",
     };
     for (run, conclusion) in receipt.platforms.iter().zip(&conclusions) {
-        // After Ctrl-C everything downstream is missing by design; say only that.
-        let shown = if any_interrupted { 1 } else { SHOWN };
-        for problem in conclusion.problems.iter().take(shown) {
+        let cleanup = if run.cleanup.container_removed && run.cleanup.volume_removed {
+            "done"
+        } else {
+            "INCOMPLETE"
+        };
+        let emulated = if run.emulated { " (emulated)" } else { "" };
+        if any_interrupted {
+            // After Ctrl-C everything downstream of the export is missing by design: the
+            // boundary and the controls were not judged, so they are not reported as failing.
+            eprintln!(
+                "scopebox: {}{emulated}: interrupted: evidence not exported ({}/{} cases reported before Ctrl-C), cleanup {cleanup}",
+                run.platform, conclusion.passed, conclusion.total,
+            );
+            continue;
+        }
+        for problem in conclusion.problems.iter().take(SHOWN) {
             eprintln!("  problem ({}): {problem}", run.platform);
         }
-        if conclusion.problems.len() > shown && !any_interrupted {
+        if conclusion.problems.len() > SHOWN {
             eprintln!(
                 "  … and {} more on {} (see the receipt)",
-                conclusion.problems.len() - shown,
+                conclusion.problems.len() - SHOWN,
                 run.platform
             );
         }
         eprintln!(
-            "scopebox: {}{}: {}/{} cases passed, boundary {}, controls {}, cleanup {}",
+            "scopebox: {}{emulated}: {}/{} cases passed, boundary {}, controls {}, cleanup {cleanup}",
             run.platform,
-            if run.emulated { " (emulated)" } else { "" },
             conclusion.passed,
             conclusion.total,
             if run.boundary.applied_meets_policy && run.boundary.observed_meets_policy {
@@ -709,11 +721,6 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
                 "ok"
             } else {
                 "FAILED"
-            },
-            if run.cleanup.container_removed && run.cleanup.volume_removed {
-                "done"
-            } else {
-                "INCOMPLETE"
             },
         );
     }
@@ -737,6 +744,10 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     );
     let receipt_path = out.join(scopebox_schema::receipt::RECEIPT_FILE);
     match &verification {
+        _ if any_interrupted => eprintln!(
+            "scopebox: receipt {} records the interruption; it is not evidence of a run",
+            receipt_path.display()
+        ),
         Ok(report) if report.verified => eprintln!(
             "scopebox: receipt {} — verified: all {} checks of scopebox-verify passed",
             receipt_path.display(),
@@ -769,8 +780,10 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
                 })
             })
             .collect();
-        let summary = serde_json::json!({
-            "outcome": verdict.to_ascii_lowercase().replace(' ', "-"),
+        let mut summary = serde_json::json!({
+            "ok": outcome == Outcome::Passed,
+            "exitCode": crate::exit::code(&Ok(outcome)),
+            "outcome": crate::exit::outcome_name(outcome),
             "bundle": out,
             "receipt": receipt_path,
             "verified": verified,
@@ -781,7 +794,10 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             "cases": {"total": receipt.summary.cases, "passed": receipt.summary.cases_passed},
             "seconds": clock.elapsed().as_secs_f64(),
         });
-        println!("{summary}");
+        if any_interrupted {
+            summary["message"] = "interrupted: evidence not exported".into();
+        }
+        crate::exit::print_summary(&summary);
     }
     Ok(outcome)
 }
