@@ -1,10 +1,9 @@
-//! The command line (clap derive) and the dispatch of each subcommand: `pack`, `run`, `sweep`,
+//! The command line (clap derive) and the dispatch of each subcommand: `pack`, `run`, `build`, `sweep`,
 //! `keygen`, `sign`, `native` (its arguments live in `native`). Each command reports progress on stderr and, with `--json`, one machine
 //! summary object on stdout — nothing else ever goes to stdout. Exit codes are `exit`'s.
 
 use crate::exit::{CommandError, Outcome, USAGE};
 use crate::pack::Candidate;
-use crate::toolchain::workspace_root;
 use clap::{Args, Parser, Subcommand};
 use scopebox_schema::platform::Platform;
 use std::path::PathBuf;
@@ -30,8 +29,13 @@ pub enum Command {
     Pack(PackArgs),
     /// Pack (or take a candidate), build the image, run the matrix, write the receipt bundle
     Run(RunArgs),
+    /// Build every static binary the images carry (candidate, runner, sentinel), so that a
+    /// later `run` or `pack` finds them built; CI runs it before the tests
+    Build(BuildArgs),
     /// Remove leftover scopebox containers and volumes (including --keep-on-failure ones)
     Sweep(SweepArgs),
+    /// Remove the evidence images no kept bundle uses (kept: --keep DIR, default out/runs)
+    Prune(crate::prune::PruneArgs),
     /// Generate an ed25519 key pair for signing receipts: PREFIX.pem and PREFIX.pub.pem
     Keygen(KeygenArgs),
     /// Sign a receipt bundle: writes BUNDLE/receipt.dsse.json (DSSE over an in-toto statement)
@@ -97,7 +101,7 @@ pub struct PackArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The receipt bundle directory (new or empty) [default: out/runs/<run id> in the workspace]
+    /// The receipt bundle directory (new or empty) [default: out/runs/<run id> in the current directory]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Run on this platform (repeatable); a platform named here must run, or the run is refused
@@ -118,6 +122,16 @@ pub struct RunArgs {
     /// Keep the container and volume when the run fails (`scopebox sweep` removes them)
     #[arg(long)]
     pub keep_on_failure: bool,
+    /// Print a JSON summary on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// Build for this platform (repeatable) [default: linux/amd64 and linux/arm64]
+    #[arg(long, value_name = "OS/ARCH", value_parser = parse_platform)]
+    pub platform: Vec<Platform>,
     /// Print a JSON summary on stdout
     #[arg(long)]
     pub json: bool,
@@ -159,7 +173,9 @@ impl Cli {
         match &self.command {
             Command::Pack(a) => a.json,
             Command::Run(a) => a.json,
+            Command::Build(a) => a.json,
             Command::Sweep(a) => a.json,
+            Command::Prune(a) => a.json,
             Command::Keygen(a) => a.json,
             Command::Sign(a) => a.json,
             Command::Native(a) => a.wants_json(),
@@ -224,7 +240,9 @@ pub fn run(cli: Cli) -> Result<Outcome, CommandError> {
         match cli.command {
             Command::Pack(args) => pack(args).await,
             Command::Run(args) => crate::run::evidence_run(args).await,
+            Command::Build(args) => build(args).await,
             Command::Sweep(args) => sweep(args).await,
+            Command::Prune(args) => crate::prune::prune(args).await,
             Command::Keygen(args) => keygen(args),
             Command::Sign(args) => sign(args),
             Command::Native(args) => crate::native::run(args).await,
@@ -236,7 +254,7 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
     let given = args.candidate.load()?;
     let selection = crate::run::select_platforms(&args.platform, &given)?;
     let work = async {
-        let root = workspace_root();
+        let root = crate::shipped::source_root()?;
         let mut packed = Vec::new();
         let mut given = given;
         for platform in &selection.platforms {
@@ -291,6 +309,52 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
             "outcome": "passed",
             "exitCode": crate::exit::SUCCESS,
             "archives": summaries,
+        }));
+    }
+    Ok(Outcome::Passed)
+}
+
+async fn build(args: BuildArgs) -> Result<Outcome, CommandError> {
+    let selection = crate::run::select_platforms(&args.platform, &[])?;
+    let root = crate::shipped::source_root()?;
+    let work = async {
+        let mut built = Vec::new();
+        for platform in &selection.platforms {
+            eprintln!(
+                "scopebox: building mcpscope, scopebox-harness for {platform} (static, {})",
+                platform.rust_target()
+            );
+            // Exactly the invocations `run` makes: the candidate alone, then the harness.
+            let candidate = crate::pack::build_candidate(&root, *platform).await?;
+            crate::toolchain::build_static(&root, *platform, &[crate::toolchain::HARNESS_PACKAGE])
+                .await?;
+            built.push(serde_json::json!({
+                "platform": platform,
+                "candidateSha256": candidate.manifest.archive.sha256,
+            }));
+        }
+        Ok::<_, CommandError>(built)
+    };
+    let built = tokio::select! {
+        done = work => done?,
+        _ = tokio::signal::ctrl_c() => return Ok(Outcome::Interrupted),
+    };
+    eprintln!(
+        "scopebox: built the static binaries for {} in {}",
+        selection
+            .platforms
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(" + "),
+        crate::toolchain::static_target_dir(&root).display()
+    );
+    if args.json {
+        crate::exit::print_summary(&serde_json::json!({
+            "ok": true,
+            "outcome": "passed",
+            "exitCode": crate::exit::SUCCESS,
+            "platforms": built,
         }));
     }
     Ok(Outcome::Passed)

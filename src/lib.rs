@@ -13,6 +13,8 @@ pub mod image;
 pub mod native;
 pub mod pack;
 pub mod progress;
+pub mod prune;
 pub mod receipt;
 pub mod run;
+pub mod shipped;
 pub mod toolchain;

@@ -5,8 +5,7 @@ use crate::support::{scopebox, tempdir};
 
 const NOWHERE: (&str, &str) = ("DOCKER_HOST", "unix:///nonexistent.sock");
 
-#[test]
-fn a_candidate_digest_mismatch_is_refused_before_any_engine_call() {
+pub fn a_candidate_digest_mismatch_is_refused_before_any_engine_call() {
     let dir = tempdir();
     let candidate = dir.path().join("c.tar.gz");
     std::fs::write(&candidate, b"not the archive you are looking for").unwrap();
@@ -36,8 +35,7 @@ fn a_candidate_digest_mismatch_is_refused_before_any_engine_call() {
     assert!(out.stdout.is_empty());
 }
 
-#[test]
-fn pack_refuses_a_mismatching_candidate_too() {
+pub fn pack_refuses_a_mismatching_candidate_too() {
     let dir = tempdir();
     let candidate = dir.path().join("c.tar.gz");
     std::fs::write(&candidate, b"x").unwrap();
@@ -58,8 +56,7 @@ fn pack_refuses_a_mismatching_candidate_too() {
     assert!(!out_dir.exists());
 }
 
-#[test]
-fn a_candidate_without_its_digest_is_a_usage_error() {
+pub fn a_candidate_without_its_digest_is_a_usage_error() {
     let out = scopebox(
         &["run", "--out", "/tmp/unused", "--candidate", "x.tar.gz"],
         &[NOWHERE],
@@ -68,8 +65,7 @@ fn a_candidate_without_its_digest_is_a_usage_error() {
     assert!(out.stderr.contains("--expect-sha256"), "{}", out.stderr);
 }
 
-#[test]
-fn a_zero_deadline_is_a_usage_error() {
+pub fn a_zero_deadline_is_a_usage_error() {
     let out = scopebox(
         &["run", "--out", "/tmp/unused", "--deadline", "0"],
         &[NOWHERE],
@@ -77,8 +73,7 @@ fn a_zero_deadline_is_a_usage_error() {
     assert_eq!(out.code, 2, "{out:?}");
 }
 
-#[test]
-fn a_non_empty_bundle_directory_is_refused() {
+pub fn a_non_empty_bundle_directory_is_refused() {
     let dir = tempdir();
     std::fs::write(dir.path().join("old"), b"").unwrap();
     let out = scopebox(&["run", "--out", dir.path().to_str().unwrap()], &[NOWHERE]);
@@ -87,8 +82,7 @@ fn a_non_empty_bundle_directory_is_refused() {
     assert!(out.stderr.contains("hint: pass a new or empty directory"));
 }
 
-#[test]
-fn an_invalid_matrix_is_refused() {
+pub fn an_invalid_matrix_is_refused() {
     let dir = tempdir();
     let matrix = dir.path().join("m.json");
     std::fs::write(
@@ -127,8 +121,7 @@ pub fn error_object(stdout: &str) -> serde_json::Value {
     v
 }
 
-#[test]
-fn with_json_every_refusal_answers_with_one_object_and_creates_nothing() {
+pub fn with_json_every_refusal_answers_with_one_object_and_creates_nothing() {
     let dir = tempdir();
     let candidate = dir.path().join("c.tar.gz");
     std::fs::write(&candidate, b"x").unwrap();

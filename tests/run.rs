@@ -5,9 +5,7 @@
 //! defaulted; the stall fault matrix runs into the deadline, is killed and exported — in that
 //! order, as its lifecycle log shows — and leaves nothing behind.
 
-use crate::support::{
-    labelled, require_engine, run_id, run_matrix, scopebox, small_matrix, tempdir, workspace,
-};
+use crate::support::{labelled, run_id, run_matrix, scopebox, small_matrix, tempdir, workspace};
 use scopebox_schema::digest::sha256_file;
 use scopebox_schema::platform::Platform;
 use scopebox_schema::receipt::{Execution, Receipt, ENVELOPE_FILE, RECEIPT_FILE};
@@ -76,9 +74,7 @@ fn platform_run(receipt: &Receipt, platform: Platform) -> &scopebox_schema::rece
         .unwrap_or_else(|| panic!("{platform} did not run: {:?}", receipt.not_covered))
 }
 
-#[test]
-fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bundle() {
-    require_engine!();
+pub fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bundle() {
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 5);
     let bundle = dir.path().join("bundle");
@@ -216,9 +212,7 @@ fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bundle
     assert_eq!(out.code, 1, "{out:?}");
 }
 
-#[test]
-fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
-    require_engine!();
+pub fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
     let dir = tempdir();
     let bundle = dir.path().join("bundle");
     let matrix = workspace().join("harness/matrix/faults/stall.json");
@@ -292,9 +286,7 @@ fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
     assert!(labelled(&format!("scopebox.run={id}")).is_empty());
 }
 
-#[test]
-fn a_failing_case_fails_the_run_with_exit_1_and_still_cleans_up() {
-    require_engine!();
+pub fn a_failing_case_fails_the_run_with_exit_1_and_still_cleans_up() {
     let dir = tempdir();
     let matrix_path = small_matrix(dir.path(), 2);
     let mut matrix: serde_json::Value =
@@ -346,9 +338,7 @@ fn run_without_arm64(bundle: &Path, matrix: &Path, extra: &[&str]) -> crate::sup
     )
 }
 
-#[test]
-fn a_named_platform_the_engine_cannot_run_is_refused_before_anything_with_exit_4() {
-    require_engine!();
+pub fn a_named_platform_the_engine_cannot_run_is_refused_before_anything_with_exit_4() {
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 2);
     let bundle = dir.path().join("bundle");
@@ -378,9 +368,7 @@ fn a_named_platform_the_engine_cannot_run_is_refused_before_anything_with_exit_4
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
-#[test]
-fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cover() {
-    require_engine!();
+pub fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cover() {
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 2);
     let bundle = dir.path().join("bundle");
@@ -413,9 +401,7 @@ fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cov
     assert_eq!(report.subject.not_covered.len(), 1);
 }
 
-#[test]
-fn a_build_that_fails_answers_json_and_leaves_no_bundle_directory() {
-    require_engine!();
+pub fn a_build_that_fails_answers_json_and_leaves_no_bundle_directory() {
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 1);
     let bundle = dir.path().join("bundle");

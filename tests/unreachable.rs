@@ -3,8 +3,7 @@
 
 use crate::support::{scopebox, tempdir};
 
-#[test]
-fn an_unreachable_engine_exits_3_naming_the_socket() {
+pub fn an_unreachable_engine_exits_3_naming_the_socket() {
     let dir = tempdir();
     let out = scopebox(
         &["run", "--out", dir.path().join("b").to_str().unwrap()],
@@ -21,8 +20,7 @@ fn an_unreachable_engine_exits_3_naming_the_socket() {
     assert!(!dir.path().join("b").exists(), "no bundle directory");
 }
 
-#[test]
-fn with_json_an_unreachable_engine_answers_with_the_code_message_and_hint() {
+pub fn with_json_an_unreachable_engine_answers_with_the_code_message_and_hint() {
     let dir = tempdir();
     let bundle = dir.path().join("b");
     for args in [
@@ -65,8 +63,7 @@ fn with_json_an_unreachable_engine_answers_with_the_code_message_and_hint() {
     }
 }
 
-#[test]
-fn sweep_also_exits_3_without_an_engine() {
+pub fn sweep_also_exits_3_without_an_engine() {
     let out = scopebox(&["sweep"], &[("DOCKER_HOST", "unix:///nonexistent.sock")]);
     assert_eq!(out.code, 3, "{out:?}");
     assert!(out.stderr.contains("tried unix:///nonexistent.sock"));

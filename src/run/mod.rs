@@ -26,7 +26,7 @@ use crate::image::{self, IdMatch};
 use crate::pack::Candidate;
 use crate::progress::Progress;
 use crate::receipt::{self, Conclusion, Times};
-use crate::toolchain::{self, workspace_root};
+use crate::toolchain;
 use futures_util::StreamExt;
 use scopebox_schema::matrix::Matrix;
 use scopebox_schema::platform::Platform;
@@ -34,19 +34,40 @@ use scopebox_schema::receipt::{NotCovered, EVIDENCE_DIR};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-/// Where bundles go when `--out` is not given, relative to the workspace root.
+/// Where bundles go when `--out` is not given, relative to the current directory.
 pub const DEFAULT_RUNS_DIR: &str = "out/runs";
 
 /// Read the matrix files and validate the matrix they make together; returns it with the exact
 /// bytes that are run (and carried in the bundle). One file runs byte for byte as written;
 /// several are joined into one matrix: cases in order, canaries deduplicated in order.
 pub fn load_matrices(paths: &[PathBuf]) -> Result<(Matrix, Vec<u8>), CommandError> {
-    if let [single] = paths {
-        return load_matrix(single);
+    let mut parts = Vec::new();
+    for path in paths {
+        let bytes = std::fs::read(path).map_err(|source| CommandError::MatrixRead {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        parts.push((path.clone(), bytes));
+    }
+    join_matrices(parts)
+}
+
+/// The shipped matrix, built into the binary (`crate::shipped`), joined as `shipped`.
+pub fn load_shipped_matrix() -> Result<(Matrix, Vec<u8>), CommandError> {
+    join_matrices(crate::shipped::matrices())
+}
+
+/// Parse and validate matrix files given as (label, bytes) and join them (see
+/// [`load_matrices`]).
+pub fn join_matrices(parts: Vec<(PathBuf, Vec<u8>)>) -> Result<(Matrix, Vec<u8>), CommandError> {
+    if let [(label, bytes)] = parts.as_slice() {
+        let matrix = parse_matrix(label, bytes)?;
+        validate(&matrix, label)?;
+        return Ok((matrix, bytes.clone()));
     }
     let mut joined: Option<Matrix> = None;
-    for path in paths {
-        let (part, _) = read_matrix(path)?;
+    for (label, bytes) in &parts {
+        let part = parse_matrix(label, bytes)?;
         match joined.as_mut() {
             None => joined = Some(part),
             Some(all) => {
@@ -65,26 +86,20 @@ pub fn load_matrices(paths: &[PathBuf]) -> Result<(Matrix, Vec<u8>), CommandErro
     matrix.name = "shipped".to_string();
     let mut bytes = serde_json::to_vec_pretty(&matrix).expect("a matrix always serializes to JSON");
     bytes.push(b'\n');
-    let label = paths
+    let label = parts
         .iter()
-        .map(|p| p.display().to_string())
+        .map(|(p, _)| p.display().to_string())
         .collect::<Vec<_>>()
         .join(" + ");
     validate(&matrix, Path::new(&label))?;
     Ok((matrix, bytes))
 }
 
-fn read_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
-    let bytes = std::fs::read(path).map_err(|source| CommandError::MatrixRead {
-        path: path.to_path_buf(),
+fn parse_matrix(label: &Path, bytes: &[u8]) -> Result<Matrix, CommandError> {
+    serde_json::from_slice(bytes).map_err(|source| CommandError::MatrixParse {
+        path: label.to_path_buf(),
         source,
-    })?;
-    let matrix: Matrix =
-        serde_json::from_slice(&bytes).map_err(|source| CommandError::MatrixParse {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok((matrix, bytes))
+    })
 }
 
 fn validate(matrix: &Matrix, path: &Path) -> Result<(), CommandError> {
@@ -98,9 +113,7 @@ fn validate(matrix: &Matrix, path: &Path) -> Result<(), CommandError> {
 
 /// Read, parse and validate a matrix; returns it with its exact bytes.
 pub fn load_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
-    let (matrix, bytes) = read_matrix(path)?;
-    validate(&matrix, path)?;
-    Ok((matrix, bytes))
+    load_matrices(std::slice::from_ref(&path.to_path_buf()))
 }
 
 /// The engine at `DOCKER_HOST` (else the default socket), once it has answered a ping; a
@@ -351,21 +364,21 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     // The candidates' identities are checked before anything else happens.
     let given = args.candidate.load()?;
     let selection = select_platforms(&args.platform, &given)?;
-    let root = workspace_root();
-    let matrix_paths = if args.matrix.is_empty() {
-        shipped_matrices(&root)
+    let (matrix, matrix_bytes) = if args.matrix.is_empty() {
+        load_shipped_matrix()?
     } else {
-        args.matrix.clone()
+        load_matrices(&args.matrix)?
     };
-    let (matrix, matrix_bytes) = load_matrices(&matrix_paths)?;
     let run_id = boundary::new_run_id();
+    // Relative to the current directory, like every other default path.
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| root.join(DEFAULT_RUNS_DIR).join(&run_id));
+        .unwrap_or_else(|| Path::new(DEFAULT_RUNS_DIR).join(&run_id));
     receipt::check_dir(&out)?;
-    let (policy, policy_bytes) = boundary::load_policy(&root)?;
-    let (recipe, recipe_bytes) = image::load_recipe(&root)?;
+    let (policy, policy_bytes) = crate::shipped::policy()?;
+    let (recipe, recipe_bytes) = crate::shipped::recipe()?;
+    let root = crate::shipped::source_root()?;
 
     let engine = reach_engine().await?;
     let info = bounded("ask the Docker engine about itself", engine.info()).await?;
@@ -902,18 +915,6 @@ async fn ensure_image<E: Engine>(engine: &E, image: &image::Image) -> Result<Loa
     Ok(Loaded::Now(image::check_loaded(image, &value)?))
 }
 
-/// The shipped matrix files (run when `--matrix` is not given, joined as one matrix named
-/// `shipped`), as paths below the workspace root: the list in `harness/matrix/shipped.json`.
-pub fn shipped_matrices(root: &Path) -> Vec<PathBuf> {
-    use scopebox_schema::shipped;
-    let dir = root.join(shipped::MATRIX_DIR);
-    shipped::manifest()
-        .matrices
-        .iter()
-        .map(|f| dir.join(f))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -921,7 +922,7 @@ mod tests {
     use scopebox_receipts::archive::ArchiveFile;
 
     fn image() -> image::Image {
-        let root = workspace_root();
+        let root = crate::toolchain::workspace_root();
         let (recipe, bytes) = image::load_recipe(&root).unwrap();
         let candidate = [ArchiveFile {
             path: "bin/mcpscope".into(),
