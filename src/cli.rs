@@ -122,6 +122,13 @@ pub struct RunArgs {
     /// Keep the container and volume when the run fails (`scopebox sweep` removes them)
     #[arg(long)]
     pub keep_on_failure: bool,
+    /// Also write the bundle's JUnit report (junit.xml) to FILE, for CI
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write the whole bundle as one deterministic .tar.gz FILE (scopebox-verify reads it
+    /// directly); never overwrites
+    #[arg(long, value_name = "FILE.tar.gz")]
+    pub archive: Option<PathBuf>,
     /// Print a JSON summary on stdout
     #[arg(long)]
     pub json: bool,

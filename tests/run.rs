@@ -431,3 +431,65 @@ pub fn a_build_that_fails_answers_json_and_leaves_no_bundle_directory() {
         "a run that built nothing created its bundle"
     );
 }
+
+pub fn a_run_writes_junit_and_one_archive_that_verifies_on_its_own() {
+    let dir = tempdir();
+    let matrix = small_matrix(dir.path(), 3);
+    let bundle = dir.path().join("bundle");
+    let archive = dir.path().join("bundle.tar.gz");
+    let junit = dir.path().join("report.xml");
+    let out = run_matrix(
+        &bundle,
+        &matrix,
+        &[
+            "--platform",
+            "linux/amd64",
+            "--archive",
+            archive.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let receipt = assert_bundle_complete(&bundle);
+    // junit.xml is a bundle file (listed with its digest), and --junit is the same bytes.
+    let xml = std::fs::read_to_string(bundle.join("junit.xml")).unwrap();
+    assert!(receipt.files.contains_key("junit.xml"));
+    assert_eq!(std::fs::read_to_string(&junit).unwrap(), xml);
+    // One testcase per case, per control and for the platform; none failing.
+    assert_eq!(xml.matches("<testcase ").count(), 3 + 2 + 1, "{xml}");
+    assert!(
+        xml.contains(r#"tests="6""#) && xml.contains(r#"failures="0""#),
+        "{xml}"
+    );
+    for case in &receipt.platforms[0].cases {
+        assert!(xml.contains(&format!(r#"name="{}""#, case.id)), "{xml}");
+    }
+    // The one file verifies by itself, under the directory's checks.
+    let from_file = scopebox_receipts::bundle_file::read_archive(&archive).unwrap();
+    let report = scopebox_receipts::verify::verify_loaded(&from_file, &Default::default()).unwrap();
+    assert!(report.verified, "{:?}", report.failed_ids());
+    let from_dir = scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).unwrap();
+    assert_eq!(report.checks.len(), from_dir.checks.len());
+    let summary: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(summary["archive"], archive.to_str().unwrap());
+    // An archive path that exists is refused before anything runs, and left as it was.
+    let again = run_matrix(
+        &dir.path().join("other"),
+        &matrix,
+        &[
+            "--platform",
+            "linux/amd64",
+            "--archive",
+            archive.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again.code, 2, "{again:?}");
+    assert!(!dir.path().join("other").exists());
+    assert_eq!(
+        scopebox_receipts::bundle_file::read_archive(&archive)
+            .unwrap()
+            .receipt_bytes,
+        from_file.receipt_bytes
+    );
+}

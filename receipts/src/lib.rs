@@ -7,6 +7,7 @@
 
 pub mod archive;
 pub mod attestation;
+pub mod bundle_file;
 pub mod dsse;
 pub mod image;
 pub mod selftest;

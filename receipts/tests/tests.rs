@@ -9,6 +9,7 @@
 //! - `interop`: an independent DSSE/ed25519 implementation (Python `cryptography`) both ways;
 //! - `reference`: the committed bundle from a real run verifies and every mutation is rejected.
 
+mod bundle_archive;
 mod bundle_safety;
 mod interop;
 mod reference;

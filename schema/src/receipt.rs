@@ -35,6 +35,11 @@ pub const SCHEMA_VERSION: u32 = 2;
 
 pub const RECEIPT_FILE: &str = "receipt.json";
 pub const ENVELOPE_FILE: &str = "receipt.dsse.json";
+/// The JUnit report of the run (listed in `files`, like every input and evidence file).
+pub const JUNIT_FILE: &str = "junit.xml";
+/// The SLSA Provenance v1 statement in DSSE form, written by `scopebox sign` beside
+/// `receipt.dsse.json` (like it, not listed in `files`).
+pub const PROVENANCE_ENVELOPE_FILE: &str = "provenance.dsse.json";
 pub const MATRIX_FILE: &str = "inputs/matrix.json";
 pub const POLICY_FILE: &str = "inputs/boundary-policy.json";
 pub const RECIPE_FILE: &str = "inputs/image-recipe.json";

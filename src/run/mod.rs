@@ -376,6 +376,9 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         .clone()
         .unwrap_or_else(|| Path::new(DEFAULT_RUNS_DIR).join(&run_id));
     receipt::check_dir(&out)?;
+    if let Some(archive) = &args.archive {
+        crate::bundle_file::check_free(archive)?;
+    }
     let (policy, policy_bytes) = crate::shipped::policy()?;
     let (recipe, recipe_bytes) = crate::shipped::recipe()?;
     let root = crate::shipped::source_root()?;
@@ -659,6 +662,8 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         platform_runs.push(run);
         conclusions.push(conclusion);
     }
+    let junit = crate::junit::report(&run_id, &platform_runs, &conclusions, &not_covered);
+    receipt::write_file(&out, crate::junit::JUNIT_FILE, &junit)?;
     let times = Times {
         started: started_at,
         finished: SystemTime::now(),
@@ -674,8 +679,24 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         &times,
     )?;
 
-    // The run ends the way an auditor would start: replaying the bundle from its bytes alone.
-    let verification = scopebox_receipts::verify::verify_dir(&out, &Default::default());
+    if let Some(file) = &args.junit {
+        std::fs::write(file, &junit).map_err(|source| receipt::ReceiptError::Write {
+            path: file.clone(),
+            source,
+        })?;
+    }
+    if let Some(file) = &args.archive {
+        crate::bundle_file::write(&out, file)?;
+    }
+
+    // The run ends the way an auditor would start: replaying the bundle from its bytes alone
+    // (from the one file, when one was written: it is what an auditor would be handed).
+    let verification = match &args.archive {
+        Some(file) => scopebox_receipts::bundle_file::read_archive(file).and_then(|bundle| {
+            scopebox_receipts::verify::verify_loaded(&bundle, &Default::default())
+        }),
+        None => scopebox_receipts::verify::verify_dir(&out, &Default::default()),
+    };
     let verified = matches!(&verification, Ok(report) if report.verified);
     let all_pass = conclusions.iter().all(Conclusion::pass);
     let outcome = if any_interrupted {
@@ -799,6 +820,8 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             "outcome": crate::exit::outcome_name(outcome),
             "bundle": out,
             "receipt": receipt_path,
+            "junit": out.join(crate::junit::JUNIT_FILE),
+            "archive": args.archive,
             "verified": verified,
             "runId": run_id,
             "engineArchitecture": info.architecture,
