@@ -38,7 +38,8 @@ pub enum Command {
     Prune(crate::prune::PruneArgs),
     /// Generate an ed25519 key pair for signing receipts: PREFIX.pem and PREFIX.pub.pem
     Keygen(KeygenArgs),
-    /// Sign a receipt bundle: writes BUNDLE/receipt.dsse.json (DSSE over an in-toto statement)
+    /// Sign a receipt bundle: writes BUNDLE/receipt.dsse.json (DSSE over an in-toto test-result
+    /// statement) and BUNDLE/provenance.dsse.json (SLSA Provenance v1 of the candidates built)
     Sign(SignArgs),
     /// The pinned native reference clients: `fetch` them into the cache, or re-resolve the `lock`
     Native(crate::native::NativeArgs),
@@ -420,16 +421,33 @@ fn keygen(args: KeygenArgs) -> Result<Outcome, CommandError> {
 }
 
 fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
+    let signing = |e: Box<dyn std::error::Error + Send + Sync>| CommandError::Signing {
+        what: format!(
+            "sign bundle {} with {}",
+            args.bundle.display(),
+            args.key.display()
+        ),
+        source: e,
+    };
+    let pem = std::fs::read_to_string(&args.key).map_err(|e| signing(Box::new(e)))?;
+    // The provenance statement first: the test-result statement's verdict covers it.
+    let provenance = scopebox_receipts::provenance::sign_bundle(&args.bundle, &pem)
+        .map_err(|e| signing(Box::new(e)))?;
+    let provenance_path = args
+        .bundle
+        .join(scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE);
+    match &provenance {
+        Some(_) => eprintln!(
+            "scopebox: wrote {} (SLSA Provenance v1 of the candidate archive(s) this run built)",
+            provenance_path.display()
+        ),
+        None => eprintln!(
+            "scopebox: no provenance statement: the receipt names no candidate this run built"
+        ),
+    }
     let envelope =
         scopebox_receipts::attestation::sign_bundle_with_key_file(&args.bundle, &args.key)
-            .map_err(|e| CommandError::Signing {
-                what: format!(
-                    "sign bundle {} with {}",
-                    args.bundle.display(),
-                    args.key.display()
-                ),
-                source: Box::new(e),
-            })?;
+            .map_err(|e| signing(Box::new(e)))?;
     let path = args.bundle.join(scopebox_schema::receipt::ENVELOPE_FILE);
     let keyids: Vec<&str> = envelope
         .signatures
@@ -446,6 +464,7 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
             "ok": true,
             "exitCode": crate::exit::SUCCESS,
             "envelope": path,
+            "provenance": provenance.is_some().then_some(&provenance_path),
             "keyids": keyids,
         }));
     }

@@ -15,6 +15,7 @@ pub mod junit;
 pub mod native;
 pub mod pack;
 pub mod progress;
+pub mod provenance;
 pub mod prune;
 pub mod receipt;
 pub mod run;

@@ -493,3 +493,100 @@ pub fn a_run_writes_junit_and_one_archive_that_verifies_on_its_own() {
         from_file.receipt_bytes
     );
 }
+
+pub fn a_signed_run_carries_provenance_that_the_verifier_ties_to_the_receipt() {
+    let dir = tempdir();
+    let matrix = small_matrix(dir.path(), 1);
+    let bundle = dir.path().join("bundle");
+    let out = run_matrix(&bundle, &matrix, &["--platform", "linux/amd64"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let receipt = assert_bundle_complete(&bundle);
+    let provenance = receipt.provenance.clone().expect("a provenance record");
+    // The facts are this checkout's and this engine's.
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    let head = String::from_utf8(head.stdout).unwrap();
+    assert_eq!(provenance.source.as_ref().unwrap().commit, head.trim());
+    assert_eq!(
+        provenance.cargo_lock_sha256,
+        sha256_file(&workspace().join("Cargo.lock")).unwrap()
+    );
+    assert!(
+        provenance.rustc.starts_with("rustc "),
+        "{}",
+        provenance.rustc
+    );
+    assert_eq!(
+        provenance.engine.architecture,
+        receipt.platforms[0].engine_architecture
+    );
+    assert!(!provenance.engine.version.is_empty());
+    assert_eq!(provenance.candidates[0].origin, "built");
+
+    let key = dir.path().join("release");
+    let keygen = scopebox(&["keygen", "--out", key.to_str().unwrap()], &[]);
+    assert_eq!(keygen.code, 0, "{keygen:?}");
+    let pem = |suffix: &str| format!("{}{suffix}", key.display());
+    let sign = scopebox(
+        &[
+            "sign",
+            bundle.to_str().unwrap(),
+            "--key",
+            &pem(".pem"),
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(sign.code, 0, "{sign:?}");
+    assert!(bundle.join("provenance.dsse.json").is_file());
+    let options = scopebox_receipts::verify::VerifyOptions {
+        public_key_pem: Some(std::fs::read_to_string(pem(".pub.pem")).unwrap()),
+        ..Default::default()
+    };
+    let report = scopebox_receipts::verify::verify_dir(&bundle, &options).unwrap();
+    assert!(report.verified, "{:?}", report.failed_ids());
+    let ids: Vec<&str> = report.checks.iter().map(|c| c.id.as_str()).collect();
+    for id in [
+        "provenance.record",
+        "provenance.signature",
+        "provenance.statement",
+    ] {
+        assert!(ids.contains(&id), "{id} missing: {ids:?}");
+    }
+    // The statement names the archive the receipt names, as SLSA Provenance v1.
+    let envelope: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("provenance.dsse.json")).unwrap())
+            .unwrap();
+    let payload =
+        scopebox_receipts::dsse::decode_base64(envelope["payload"].as_str().unwrap()).unwrap();
+    let statement: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    assert_eq!(statement["predicateType"], "https://slsa.dev/provenance/v1");
+    assert_eq!(
+        statement["subject"][0]["digest"]["sha256"],
+        receipt.platforms[0].inputs.candidate_archive.sha256
+    );
+    // A provenance envelope signed by another key is rejected under --key.
+    let other = dir.path().join("other");
+    assert_eq!(
+        scopebox(&["keygen", "--out", other.to_str().unwrap()], &[]).code,
+        0
+    );
+    let forged = scopebox_receipts::dsse::sign(
+        scopebox_receipts::dsse::IN_TOTO_PAYLOAD_TYPE,
+        &payload,
+        &scopebox_receipts::dsse::signing_key_from_pem(
+            &std::fs::read_to_string(format!("{}.pem", other.display())).unwrap(),
+        )
+        .unwrap(),
+    );
+    std::fs::write(
+        bundle.join("provenance.dsse.json"),
+        serde_json::to_vec(&forged).unwrap(),
+    )
+    .unwrap();
+    let report = scopebox_receipts::verify::verify_dir(&bundle, &options).unwrap();
+    assert_eq!(report.failed_ids(), ["provenance.signature"]);
+}

@@ -7,7 +7,7 @@
 //! (symlinks, hard links, devices, FIFOs), an unsafe or non-UTF-8 name and a path given twice
 //! are recorded as irregular, so `files.kinds` rejects them as it does on a directory.
 
-use crate::receipt::{ENVELOPE_FILE, RECEIPT_FILE};
+use crate::receipt::{ENVELOPE_FILE, PROVENANCE_ENVELOPE_FILE, RECEIPT_FILE};
 use crate::verify::bundle::{
     Bundle, BundleError, BundleErrorKind, MAX_DEPTH, MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES,
 };
@@ -57,6 +57,9 @@ pub fn files_of_dir(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, BundleError
     files.insert(RECEIPT_FILE.to_string(), bundle.receipt_bytes);
     if let Some(envelope) = bundle.envelope_bytes {
         files.insert(ENVELOPE_FILE.to_string(), envelope);
+    }
+    if let Some(envelope) = bundle.provenance_envelope_bytes {
+        files.insert(PROVENANCE_ENVELOPE_FILE.to_string(), envelope);
     }
     Ok(files)
 }
@@ -150,10 +153,12 @@ pub fn read_archive_from<R: Read>(label: &Path, reader: R) -> Result<Bundle, Bun
         .remove(RECEIPT_FILE)
         .ok_or(BundleErrorKind::NoReceipt)?;
     let envelope_bytes = files.remove(ENVELOPE_FILE);
+    let provenance_envelope_bytes = files.remove(PROVENANCE_ENVELOPE_FILE);
     Ok(Bundle {
         root: label.to_path_buf(),
         receipt_bytes,
         envelope_bytes,
+        provenance_envelope_bytes,
         files,
         irregular,
     })

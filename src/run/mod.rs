@@ -420,6 +420,13 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             reason: n.reason,
         });
     }
+    // What the candidates are built from, taken before anything is built.
+    let origins: Vec<(Platform, bool)> = covered
+        .iter()
+        .map(|&p| (p, !given.iter().any(|c| c.platform == p)))
+        .collect();
+    let provenance = crate::provenance::gather(&root, &info, &origins);
+
     // One listener for the whole run, from here on, shared by every platform: a Ctrl-C that
     // lands between two steps is kept instead of being lost to a listener that did not exist
     // yet. If it cannot be installed, only the deadline can end the run.
@@ -677,6 +684,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         not_covered,
         &conclusions,
         &times,
+        provenance,
     )?;
 
     if let Some(file) = &args.junit {

@@ -65,7 +65,11 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
 
     let mut listed = Vec::new();
     for (path, digest) in &receipt.files {
-        if !is_safe_relative(path) || path == RECEIPT_FILE || path == ENVELOPE_FILE {
+        if !is_safe_relative(path)
+            || path == RECEIPT_FILE
+            || path == ENVELOPE_FILE
+            || path == crate::receipt::PROVENANCE_ENVELOPE_FILE
+        {
             listed.push(format!("{path:?} is not a bundle file path"));
             continue;
         }
