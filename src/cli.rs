@@ -123,6 +123,9 @@ pub struct RunArgs {
     /// Keep the container and volume when the run fails (`scopebox sweep` removes them)
     #[arg(long)]
     pub keep_on_failure: bool,
+    /// No per-case progress (no bar, no lines); the summary is still printed
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Also write the bundle's JUnit report (junit.xml) to FILE, for CI
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

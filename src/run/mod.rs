@@ -613,21 +613,35 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         );
     }
     let several = plans.len() > 1;
+    let (display, colour) = crate::progress::for_stderr(args.quiet);
+    let bars = indicatif::MultiProgress::new();
     let runs = plans.iter().map(|plan| {
         let engine = &engine;
         let interrupt = interrupted();
         let cases = matrix.cases.len();
+        let bar = (display == crate::progress::Display::Bars)
+            .then(|| crate::progress::bar(&bars, &plan.platform, cases));
         async move {
             let prefix = if several {
                 format!("[{}] ", plan.platform)
             } else {
                 String::new()
             };
-            let mut progress = Progress::new(cases, Prefixed::new(prefix, std::io::stderr()));
+            let mut progress = Progress::shown(
+                cases,
+                Prefixed::new(prefix, std::io::stderr()),
+                display,
+                bar,
+                colour,
+            );
             lifecycle(engine, plan, interrupt, &mut progress).await
         }
     });
     let records: Vec<Record> = futures_util::future::join_all(runs).await;
+    if display == crate::progress::Display::Bars {
+        // The finished bars stay; what follows starts on a line of its own.
+        eprintln!();
+    }
 
     let mut platform_runs = Vec::new();
     let mut conclusions = Vec::new();
