@@ -19,5 +19,6 @@ pub mod provenance;
 pub mod prune;
 pub mod receipt;
 pub mod run;
+pub mod sandbox;
 pub mod shipped;
 pub mod toolchain;

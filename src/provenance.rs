@@ -52,7 +52,7 @@ pub fn rustc_version(root: &Path) -> String {
 /// The engine facts of its `/info`.
 pub fn engine_facts(info: &EngineInfo) -> EngineFacts {
     EngineFacts {
-        name: "Docker Engine".to_string(),
+        name: info.name.as_str().to_string(),
         version: info.server_version.clone(),
         operating_system: info.operating_system.clone(),
         os_type: info.os_type.clone(),
@@ -126,6 +126,7 @@ mod tests {
     #[test]
     fn given_candidates_name_no_source_and_the_engine_is_described() {
         let info = EngineInfo {
+            name: scopebox_schema::engine::EngineName::Docker,
             architecture: "x86_64".into(),
             os_type: "linux".into(),
             server_version: "20.10.24".into(),
@@ -139,6 +140,7 @@ mod tests {
         assert_eq!(p.source, None);
         assert_eq!(p.candidates[0].origin, "given");
         assert_eq!(p.engine.version, "20.10.24");
+        assert_eq!(p.engine.name, "docker");
         assert_eq!(p.engine.architecture, "x86_64");
         assert_eq!(p.cargo_lock_sha256.len(), 64);
         assert!(p.rustc.contains("host: "), "{}", p.rustc);

@@ -33,6 +33,11 @@ mod sweep;
 // and one JSON object, no network.
 mod native;
 
+// Hostile candidates (`scopebox-hostile`, one attack per packed archive) through `scopebox run
+// --candidate`: each attack fails the run, every case and the bundle, for the reason that names
+// it; the honest mcpscope over the same matrix passes. Slow: run with the filter `hostile`.
+mod hostile;
+
 use support::Needs::{Engine, Nothing};
 
 /// `needs module::function, …` → one trial each, named `module::function`.
@@ -84,6 +89,13 @@ fn main() {
         Nothing native::a_lock_with_an_unknown_field_is_refused_before_anything_else,
         Nothing native::an_unknown_platform_and_a_bad_version_bump_are_refused,
         Nothing native::the_native_matrix_is_generated_and_consistent,
+        Engine hostile::executing_every_configured_command_then_deleting_the_marker_is_caught_by_the_witness,
+        Engine hostile::executing_with_a_redirected_marker_environment_is_caught_by_the_witness,
+        Engine hostile::a_double_forked_daemon_that_executes_later_is_caught,
+        Engine hostile::executing_through_memfd_create_and_execveat_is_caught,
+        Engine hostile::a_canary_leaked_base64_encoded_in_an_extra_json_field_is_caught,
+        Engine hostile::a_canary_written_to_a_file_in_tmp_and_deleted_is_caught_by_the_witness,
+        Engine hostile::the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies,
     ];
     trials.push(libtest_mimic::Trial::test(
         "harness::every_test_is_listed_in_main",

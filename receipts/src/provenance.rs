@@ -198,6 +198,12 @@ pub(crate) fn check(ctx: &Context, options: &VerifyOptions, checks: &mut Checks)
         record.push("a source revision is named but no candidate was built".into());
     }
     for run in &receipt.platforms {
+        if run.engine.as_str() != p.engine.name || run.engine_version != p.engine.version {
+            record.push(format!(
+                "{}: engine {} {} is not the provenance's {} {}",
+                run.platform, run.engine, run.engine_version, p.engine.name, p.engine.version
+            ));
+        }
         if run.engine_architecture != p.engine.architecture {
             record.push(format!(
                 "{}: engineArchitecture {} is not the engine's {}",

@@ -24,6 +24,7 @@
 //!     evidence/...                 this platform's /evidence tree (see `evidence`)
 //! ```
 
+use crate::engine::EngineName;
 use crate::evidence::{Controls, InnerBoundary};
 use crate::platform::Platform;
 use crate::policy::BoundaryPolicy;
@@ -140,7 +141,8 @@ pub struct CandidateOrigin {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct EngineFacts {
-    /// "Docker Engine" (the product; the API is Docker's).
+    /// "docker" or "podman" (every platform's `engine`); `version` is every platform's
+    /// `engineVersion`.
     pub name: String,
     pub version: String,
     pub operating_system: String,
@@ -240,6 +242,10 @@ pub struct PlatformRun {
     pub emulated: bool,
     /// The engine's own architecture, from its `/info` (`x86_64`, `aarch64`).
     pub engine_architecture: String,
+    /// Which engine ran it (its `/version` components): the dialect of `outer/` inspections.
+    pub engine: EngineName,
+    /// The engine's version, as its `/version` says.
+    pub engine_version: String,
     pub inputs: PlatformInputs,
     pub boundary: BoundaryRecord,
     pub controls: Controls,
