@@ -712,6 +712,7 @@ pub fn write_bundle_for(
             })
             .collect(),
         files: w.files.clone(),
+        provenance: None,
     };
     let mut bytes = serde_json::to_vec_pretty(&receipt).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
