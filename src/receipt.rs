@@ -14,6 +14,7 @@ use crate::pack::Candidate;
 use crate::run::Record;
 use scopebox_receipts::verify::{cleanup_failures, completion_failures};
 use scopebox_schema::digest::{sha256_file, sha256_hex};
+use scopebox_schema::engine::EngineName;
 use scopebox_schema::evidence::CaseRecord;
 use scopebox_schema::evidence::{
     Controls, InnerBoundary, NegativeControl, NegativeControlRecord, PositiveControl,
@@ -321,6 +322,8 @@ pub struct Times {
 
 /// What the engine said about itself, as the receipt records it per platform.
 pub struct EngineFacts<'a> {
+    pub name: EngineName,
+    pub version: &'a str,
     pub architecture: &'a str,
 }
 
@@ -347,7 +350,7 @@ pub fn judge_platform(
         .as_deref()
         .map(serde_json::from_slice::<serde_json::Value>)
     {
-        Some(Ok(doc)) => check_applied(shared.policy, &doc),
+        Some(Ok(doc)) => check_applied(shared.policy, &doc, engine.name),
         Some(Err(e)) => vec![format!("container-inspect: not JSON ({e})")],
         None => vec!["container-inspect: missing".to_string()],
     };
@@ -470,6 +473,8 @@ pub fn judge_platform(
         dir: pdir,
         emulated: engine_platform != Some(inputs.platform),
         engine_architecture: engine.architecture.to_string(),
+        engine: engine.name,
+        engine_version: engine.version.to_string(),
         inputs: inputs.record(),
         boundary: BoundaryRecord {
             policy: shared.policy.clone(),
@@ -510,6 +515,7 @@ pub fn write_receipt(
     not_covered: Vec<NotCovered>,
     conclusions: &[Conclusion],
     times: &Times,
+    provenance: scopebox_schema::receipt::Provenance,
 ) -> Result<Receipt, ReceiptError> {
     let receipt = Receipt {
         schema_version: SCHEMA_VERSION,
@@ -544,6 +550,7 @@ pub fn write_receipt(
         platforms,
         not_covered,
         files: list_files(dir)?,
+        provenance: Some(provenance),
     };
     write_file(dir, RECEIPT_FILE, &pretty(&receipt))?;
     Ok(receipt)
@@ -643,7 +650,10 @@ pub fn list_files(dir: &Path) -> Result<BTreeMap<String, String>, ReceiptError> 
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect::<Vec<_>>()
                 .join("/");
-            if rel == RECEIPT_FILE || rel == ENVELOPE_FILE {
+            if rel == RECEIPT_FILE
+                || rel == ENVELOPE_FILE
+                || rel == scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE
+            {
                 continue;
             }
             let digest = sha256_file(&path).map_err(|source| ReceiptError::Read {

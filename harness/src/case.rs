@@ -1,12 +1,13 @@
 //! One case, end to end: clear the fixture roots, lay out the case's tree, walk it, run the
 //! candidate with a cleared environment under the case's deadline while capturing both output
-//! streams completely, walk again, check the sentinel marker, and judge. Also the deadline-bound
+//! streams completely, walk again, capture what it left written, check the sentinel marker,
+//! and judge. Also the deadline-bound
 //! process capture the controls reuse. A case that fails is recorded, never raised: only the
 //! harness's own I/O failures are errors. This module must never decide a verdict itself —
 //! `judge::judge` does — and never lets a process it started outlive its deadline.
 
 use crate::watch::{self, KernelWatch, Watch};
-use crate::{fixture, HarnessError, IoContext, Layout};
+use crate::{fixture, written, HarnessError, IoContext, Layout};
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::evidence::{CaseRecord, Verdict};
 use scopebox_schema::judge;
@@ -225,6 +226,7 @@ pub fn run_case(
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)));
     let deadline = Duration::from_millis(case.deadline_ms.unwrap_or(DEFAULT_CASE_DEADLINE_MS));
+    let scratch_before = written::scratch_listing(layout);
     let (captured, witness) = run_under(watch, cmd, deadline)?;
     let captured = match captured {
         Ok(c) => c,
@@ -243,6 +245,7 @@ pub fn run_case(
     // The candidate may have made the tree unwalkable; that fails this case (every fixture
     // then shows as removed), it does not stop the run.
     let fixtures_after = fixture::walk(layout).unwrap_or_default();
+    let written = written::capture(layout, &fixtures_before, &fixtures_after, &scratch_before);
     let marker = marker_present(layout);
     if marker {
         remove_marker(layout);
@@ -271,6 +274,7 @@ pub fn run_case(
             pass: false,
             failures: Vec::new(),
         },
+        written,
     };
     record.verdict = match &witness {
         Some(w) => {

@@ -13,7 +13,7 @@
 
 use crate::case::{marker_present, remove_marker, run_under, CaseOutcome};
 use crate::watch::Watch;
-use crate::{fixture, HarnessError, IoContext, Layout};
+use crate::{fixture, written, HarnessError, IoContext, Layout};
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::evidence::AdversarialControl;
 use scopebox_schema::evidence::{
@@ -115,6 +115,7 @@ pub fn negative(
             pass: false,
             failures: Vec::new(),
         },
+        written: Vec::new(),
     };
     let removed = remove_marker(layout);
     fixture::clear(layout)?;
@@ -166,6 +167,7 @@ pub fn adversarial(
         cmd.args(&argv[1..])
             .current_dir(layout.host("/work"))
             .env_clear();
+        let scratch_before = written::scratch_listing(layout);
         let (captured, witness) = run_under(watch, cmd, CONTROL_DEADLINE)?;
         let captured = captured.unwrap_or_else(|e| crate::case::Captured {
             exit_code: None,
@@ -176,6 +178,7 @@ pub fn adversarial(
             stderr: format!("scopebox-runner: failed to start the stand-in: {e}\n").into_bytes(),
         });
         let after = fixture::walk(layout).unwrap_or_default();
+        let written = written::capture(layout, &before, &after, &scratch_before);
         let marker = marker_present(layout);
         remove_marker(layout);
         let record = CaseRecord {
@@ -196,6 +199,7 @@ pub fn adversarial(
                 pass: false,
                 failures: Vec::new(),
             },
+            written,
         };
         let mut run = CaseOutcome {
             record,

@@ -20,6 +20,7 @@ pub mod run;
 pub mod seccomp;
 pub mod supervisor;
 pub mod watch;
+pub mod written;
 
 use scopebox_schema::layout;
 use std::path::{Path, PathBuf};

@@ -136,6 +136,39 @@ fn printing_a_configured_argument_is_a_canary_leak() {
 }
 
 #[test]
+fn a_canary_left_in_a_tmp_file_or_an_added_fixture_is_found_in_its_bytes() {
+    // $1 is the project root below the layout's base; the scratch tmpfs is base/tmp. The
+    // candidate reads the config and leaves its contents base64-encoded in /tmp, and reversed
+    // in a new file beside the config.
+    let (_d, l) = candidate(
+        r#"base64 -w0 "$1/.mcp.json" > "$1/../../tmp/leak"; rev "$1/.mcp.json" > "$1/copy"; exit 0"#,
+    );
+    let m = matrix(&format!("[{}]", one_case("tmp", "x", None)));
+    let record = run_case(&l, &m, &m.cases[0], &mut Watch::Unwatched)
+        .unwrap()
+        .record;
+    let paths: Vec<&str> = record.written.iter().map(|w| w.path.as_str()).collect();
+    assert_eq!(paths, ["/work/p/copy", "/tmp/leak"]);
+    // (A rebased layout's environment is not the container's; the exact-environment check is
+    // not what this test is about.)
+    let failures: Vec<&String> = record
+        .verdict
+        .failures
+        .iter()
+        .filter(|f| !f.starts_with("environment "))
+        .collect();
+    assert_eq!(
+        failures,
+        vec![
+            "fixture /work/p/copy added",
+            &format!("canary {CANARY} in file /work/p/copy (reversed)"),
+            "file /tmp/leak written outside the fixture roots",
+            &format!("canary {CANARY} in file /tmp/leak (base64)"),
+        ]
+    );
+}
+
+#[test]
 fn writing_or_chmodding_a_fixture_is_caught_by_path() {
     let (_d, l) = candidate(r#"echo >> "$1/.mcp.json"; touch "$1/new-file"; chmod 600 "$1""#);
     let m = matrix(&format!("[{}]", one_case("write", "x", None)));

@@ -7,12 +7,14 @@
 
 pub mod archive;
 pub mod attestation;
+pub mod bundle_file;
 pub mod dsse;
 pub mod image;
+pub mod provenance;
 pub mod selftest;
 pub mod verify;
 
 // The schema modules under their old paths inside this crate (`crate::judge`, ...).
 pub(crate) use scopebox_schema::{
-    digest, evidence, judge, layout, matrix, platform, policy, receipt,
+    digest, evidence, judge, layout, matrix, platform, policy, receipt, strict_json,
 };

@@ -231,6 +231,31 @@ pub struct CaseRecord {
     pub marker_present: bool,
     /// The runner's verdict; the verifier re-derives it and must agree.
     pub verdict: Verdict,
+    /// Every regular file the run left written where the candidate can write: added below the
+    /// fixture roots, or new or changed in the scratch tmpfs (`/tmp`), with its bytes,
+    /// so the judge can search them for canaries. Absent (empty) when nothing was written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written: Vec<WrittenFile>,
+}
+
+/// Most bytes of one written file kept in a record.
+pub const WRITTEN_CONTENT_LIMIT: usize = 1024 * 1024;
+/// Most written files kept in a record; more are only counted by the walk's own changes.
+pub const WRITTEN_FILE_LIMIT: usize = 64;
+
+/// One file the run left written (`CaseRecord::written`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WrittenFile {
+    /// Matrix spelling (`/work/p/x`, `/tmp/x`).
+    pub path: String,
+    pub size: u64,
+    /// Digest of the whole file.
+    pub sha256: String,
+    /// The first `WRITTEN_CONTENT_LIMIT` bytes, standard base64 (padded); empty when unreadable.
+    pub content_base64: String,
+    /// True when the content kept is not the whole file (too large, or unreadable).
+    pub truncated: bool,
 }
 
 /// One node found walking a fixture root.

@@ -9,6 +9,7 @@
 //! Failure strings are stable and meant for people: one per failed check, naming the path,
 //! canary, pointer or value involved.
 
+use crate::canary;
 use crate::digest::sha256_hex;
 use crate::evidence::{
     AdversarialControl, CaseRecord, Controls, FixtureObservation, NegativeControl,
@@ -27,6 +28,93 @@ pub const DEFAULT_DIR_MODE: u32 = 0o755;
 pub const MAX_FILL_SIZE: u64 = 16 * 1024 * 1024;
 /// Environment names a case may not set: they steer the harness, not the candidate.
 pub const RESERVED_ENV_PREFIX: &str = "SCOPEBOX_";
+
+/// Bounds on a matrix, checked (by [`matrix_bound_failures`]) before any other work on it, so
+/// a hostile matrix costs its parse and nothing more. Each is far above the shipped matrices'
+/// (342 cases, 63 fixture entries, 26 MiB of fills in all, 466 canaries in one client matrix).
+pub mod bounds {
+    /// Cases in one matrix (the bundle reader's entry bound allows both platforms' evidence).
+    pub const MAX_CASES: usize = 4_096;
+    /// Fixture entries in one case (the runner lays each out, the walk records each).
+    pub const MAX_FIXTURE_ENTRIES: usize = 4_096;
+    /// Canaries in one matrix (every capture is searched for each).
+    pub const MAX_CANARIES: usize = 4_096;
+    /// Arguments, environment entries and expectations (JSON facts, needles) of one case.
+    pub const MAX_CASE_ITEMS: usize = 4_096;
+    /// All `fill` bytes of one case: no fixture tmpfs is larger (`/work` is 64 MiB).
+    pub const MAX_CASE_FILL_BYTES: u64 = 64 * 1024 * 1024;
+    /// All `fill` bytes of the matrix: each is hashed once per platform by the verifier.
+    pub const MAX_MATRIX_FILL_BYTES: u64 = 256 * 1024 * 1024;
+}
+
+/// Every bound of [`bounds`] the matrix exceeds; computed from counts and declared sizes alone
+/// (nothing is materialized, no case is judged). Empty when the matrix is within bounds.
+pub fn matrix_bound_failures(matrix: &Matrix) -> Vec<String> {
+    use bounds::*;
+    let mut failures = Vec::new();
+    if matrix.cases.len() > MAX_CASES {
+        failures.push(format!(
+            "the matrix has {} cases, more than {MAX_CASES}",
+            matrix.cases.len()
+        ));
+        return failures;
+    }
+    if matrix.canaries.len() > MAX_CANARIES {
+        failures.push(format!(
+            "the matrix has {} canaries, more than {MAX_CANARIES}",
+            matrix.canaries.len()
+        ));
+    }
+    let mut matrix_fill: u64 = 0;
+    for case in &matrix.cases {
+        let at = &case.id;
+        if case.fixture.len() > MAX_FIXTURE_ENTRIES {
+            failures.push(format!(
+                "case {at}: {} fixture entries, more than {MAX_FIXTURE_ENTRIES}",
+                case.fixture.len()
+            ));
+        }
+        let e = &case.expect;
+        let items = [
+            ("args", case.args.len()),
+            ("env", case.env.len()),
+            ("json facts", e.json.len()),
+            ("stdoutContains", e.stdout_contains.len()),
+            ("stdoutNotContains", e.stdout_not_contains.len()),
+            ("stderrContains", e.stderr_contains.len()),
+        ];
+        for (what, count) in items {
+            if count > MAX_CASE_ITEMS {
+                failures.push(format!(
+                    "case {at}: {count} {what}, more than {MAX_CASE_ITEMS}"
+                ));
+            }
+        }
+        let case_fill = case
+            .fixture
+            .iter()
+            .filter_map(|entry| match entry {
+                FixtureEntry::File {
+                    content: FileContent::Fill { size, .. },
+                    ..
+                } => Some(*size),
+                _ => None,
+            })
+            .fold(0u64, u64::saturating_add);
+        if case_fill > MAX_CASE_FILL_BYTES {
+            failures.push(format!(
+                "case {at}: fill files of {case_fill} bytes in all, more than {MAX_CASE_FILL_BYTES}"
+            ));
+        }
+        matrix_fill = matrix_fill.saturating_add(case_fill);
+    }
+    if matrix_fill > MAX_MATRIX_FILL_BYTES {
+        failures.push(format!(
+            "fill files of {matrix_fill} bytes in all, more than {MAX_MATRIX_FILL_BYTES}"
+        ));
+    }
+    failures
+}
 
 /// Judge one case from what the candidate printed and what the runner recorded.
 ///
@@ -65,7 +153,8 @@ pub fn judge(
 }
 
 /// The checks every run of anything over a fixture must pass, whatever the case expects:
-/// no timeout, no signal, no sentinel marker, fixtures unchanged, no canary leaked, captures
+/// no timeout, no signal, no sentinel marker, fixtures unchanged, no canary leaked in any
+/// encoding `canary::Encoding` names (raw, base64, hex, ...), captures
 /// matching their recorded digests. The negative control runs exactly these.
 pub fn invariants(
     matrix: &Matrix,
@@ -87,17 +176,28 @@ pub fn invariants(
         &record.fixtures_before,
         &record.fixtures_after,
     ));
-    for canary in &matrix.canaries {
-        if canary.is_empty() {
-            continue;
-        }
-        if canary_in(stdout, canary) {
-            failures.push(format!("canary {canary} in stdout"));
-        }
-        if canary_in(stderr, canary) {
-            failures.push(format!("canary {canary} in stderr"));
-        }
+    let canaries = canary::search_for(&matrix.canaries);
+    failures.extend(canaries.failures(stdout, "stdout"));
+    failures.extend(canaries.failures(stderr, "stderr"));
+    // What else the candidate could write that the record carries: the names of the entries it
+    // added below the fixture roots (a canary spelled as a file name). Their contents are not
+    // recorded; writing at all fails the case (`fixture … added`, and the witness's write-open).
+    let existed: BTreeSet<&str> = record
+        .fixtures_before
+        .iter()
+        .map(|o| o.path.as_str())
+        .collect();
+    for added in record
+        .fixtures_after
+        .iter()
+        .filter(|o| !existed.contains(o.path.as_str()))
+    {
+        failures.extend(canaries.failures(
+            added.path.as_bytes(),
+            &format!("the name of fixture {}", added.path),
+        ));
     }
+    failures.extend(written_failures(record, &canaries));
     if sha256_hex(stdout) != record.stdout_sha256 {
         failures.push("stdout does not match its recorded sha256".to_string());
     }
@@ -106,39 +206,40 @@ pub fn invariants(
     }
 }
 
-/// Whether `canary` appears in `haystack` raw or standard-base64-encoded at any of the three
-/// alignments. A placeholder hook: helper `canary`'s encoded search (schema/src/canary.rs:
-/// base64 both alphabets, hex, percent, `\u`, UTF-16, reversed, one Aho–Corasick pass)
-/// replaces it; the adversarial `base64-canary` control needs at least this much.
-pub fn canary_in(haystack: &[u8], canary: &str) -> bool {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if contains_bytes(haystack, canary.as_bytes()) {
-        return true;
-    }
-    (0..3).any(|offset: usize| {
-        // Encode `offset` zero bytes then the canary; keep only the characters every bit of
-        // which comes from the canary.
-        let mut bytes = vec![0u8; offset];
-        bytes.extend_from_slice(canary.as_bytes());
-        let bits: Vec<bool> = bytes
-            .iter()
-            .flat_map(|b| (0..8).rev().map(move |i| b >> i & 1 == 1))
-            .collect();
-        let first = (offset * 8).div_ceil(6);
-        let full = bits.len() / 6;
-        if full <= first + 1 {
-            return false;
+/// The files the run left written (`CaseRecord::written`): one outside the fixture roots (in
+/// `/tmp`) fails by itself — the fixture walk reports those below the roots — and every canary
+/// in any of them, in any encoding, fails; so does content that is not what the record says.
+fn written_failures(record: &CaseRecord, canaries: &canary::CanarySearch) -> Vec<String> {
+    let mut failures = Vec::new();
+    for file in &record.written {
+        let path = &file.path;
+        let below_roots = layout::FIXTURE_ROOTS.iter().any(|r| {
+            path.strip_prefix(r)
+                .is_some_and(|rest| rest.starts_with('/'))
+        });
+        if !below_roots {
+            failures.push(format!("file {path} written outside the fixture roots"));
         }
-        let encoded: Vec<u8> = (first..full)
-            .map(|c| {
-                let v = bits[c * 6..c * 6 + 6]
-                    .iter()
-                    .fold(0usize, |acc, &bit| acc << 1 | usize::from(bit));
-                ALPHABET[v]
-            })
-            .collect();
-        contains_bytes(haystack, &encoded)
-    })
+        let content = match decode_base64(&file.content_base64) {
+            Ok(c) => c,
+            Err(e) => {
+                failures.push(format!("written file {path}: content is not base64 ({e})"));
+                continue;
+            }
+        };
+        let consistent = if file.truncated {
+            content.len() as u64 <= file.size
+        } else {
+            content.len() as u64 == file.size && sha256_hex(&content) == file.sha256
+        };
+        if !consistent {
+            failures.push(format!(
+                "written file {path}: content does not match its recorded size and sha256"
+            ));
+        }
+        failures.extend(canaries.failures(&content, &format!("file {path}")));
+    }
+    failures
 }
 
 /// The failure `invariants` reports when the sentinel marker is present: the negative control
@@ -227,6 +328,14 @@ pub fn negative_control(
     (control, verdict)
 }
 
+/// How a process ended, for a sentence: "exited with code N", or "did not exit (no exit code)".
+pub fn exit_text(code: Option<impl std::fmt::Display>) -> String {
+    match code {
+        Some(code) => format!("exited with code {code}"),
+        None => "did not exit (no exit code)".to_string(),
+    }
+}
+
 /// Every way the positive control did not prove detection, from its flags: the marker was
 /// absent before, the sentinel exited 0, the marker appeared, and it was removed. Empty when it
 /// behaved. The runner, the orchestrator and the verifier all judge the flags with this.
@@ -239,8 +348,8 @@ pub fn positive_control_failures(p: &PositiveControl) -> Vec<String> {
         (
             p.sentinel_exit_code != Some(0),
             format!(
-                "the sentinel exited {:?}, expected Some(0)",
-                p.sentinel_exit_code
+                "the sentinel {}, expected exit code 0",
+                exit_text(p.sentinel_exit_code)
             ),
         ),
         (
@@ -533,18 +642,25 @@ pub fn layout_failures(fixture: &[FixtureEntry], before: &[FixtureObservation]) 
             failures.push(format!("fixture {path} was not laid out"));
             continue;
         };
-        let expected = match expected_observation(entry) {
+        // Kind, mode and size first: a file's digest (a fill's is streamed) is computed only
+        // when everything cheaper already agrees.
+        let expected = match expected_shape(entry) {
             Ok(e) => e,
             Err(e) => {
                 failures.push(format!("fixture {path} is invalid: {e}"));
                 continue;
             }
         };
-        if obs.kind != expected.kind
-            || obs.sha256 != expected.sha256
+        let shape_differs = obs.kind != expected.kind
             || (expected.kind != "symlink" && obs.mode != expected.mode)
-            || (expected.kind == "file" && obs.size != expected.size)
-        {
+            || (expected.kind == "file" && obs.size != expected.size);
+        let digest_differs = || match entry {
+            FixtureEntry::File { content, .. } => {
+                file_sha256(content).ok().as_ref() != obs.sha256.as_ref()
+            }
+            _ => obs.sha256 != expected.sha256,
+        };
+        if shape_differs || digest_differs() {
             failures.push(format!(
                 "fixture {path} not laid out as declared (saw {} {} {} bytes)",
                 obs.kind, obs.mode, obs.size
@@ -561,21 +677,28 @@ pub fn layout_failures(fixture: &[FixtureEntry], before: &[FixtureObservation]) 
 
 /// What the walk must show for one declared entry (`size` only meaningful for files).
 pub fn expected_observation(entry: &FixtureEntry) -> Result<FixtureObservation, String> {
+    let mut expected = expected_shape(entry)?;
+    if let FixtureEntry::File { content, .. } = entry {
+        expected.sha256 = Some(file_sha256(content)?);
+    }
+    Ok(expected)
+}
+
+/// `expected_observation` without a file's digest (`sha256` is `None` for files): sizes are
+/// arithmetic, so this costs nothing for a fill of any size.
+fn expected_shape(entry: &FixtureEntry) -> Result<FixtureObservation, String> {
     Ok(match entry {
         FixtureEntry::File {
             path,
             content,
             mode,
-        } => {
-            let bytes = file_bytes(content)?;
-            FixtureObservation {
-                path: path.clone(),
-                kind: "file".into(),
-                mode: format_mode(mode_or(mode, DEFAULT_FILE_MODE)?),
-                size: bytes.len() as u64,
-                sha256: Some(sha256_hex(&bytes)),
-            }
-        }
+        } => FixtureObservation {
+            path: path.clone(),
+            kind: "file".into(),
+            mode: format_mode(mode_or(mode, DEFAULT_FILE_MODE)?),
+            size: file_size(content)?,
+            sha256: None,
+        },
         FixtureEntry::Dir { path, mode } => FixtureObservation {
             path: path.clone(),
             kind: "dir".into(),
@@ -720,12 +843,12 @@ pub fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && memchr::memmem::find(haystack, needle).is_some()
 }
 
-/// A file entry's exact bytes.
-pub fn file_bytes(content: &FileContent) -> Result<Vec<u8>, String> {
+/// A file entry's size, validated arithmetically: a `fill` is never materialized here.
+pub fn file_size(content: &FileContent) -> Result<u64, String> {
     match content {
-        FileContent::Text(t) => Ok(t.as_bytes().to_vec()),
-        FileContent::Base64(b) => decode_base64(b),
-        FileContent::Fill { prefix, byte, size } => {
+        FileContent::Text(t) => Ok(t.len() as u64),
+        FileContent::Base64(b) => decode_base64(b).map(|bytes| bytes.len() as u64),
+        FileContent::Fill { prefix, size, .. } => {
             if *size > MAX_FILL_SIZE {
                 return Err(format!("fill size {size} exceeds {MAX_FILL_SIZE}"));
             }
@@ -735,12 +858,63 @@ pub fn file_bytes(content: &FileContent) -> Result<Vec<u8>, String> {
                     prefix.len()
                 ));
             }
+            Ok(*size)
+        }
+    }
+}
+
+/// A file entry's sha256 hex, streamed: a `fill` is hashed in fixed chunks, never held whole.
+pub fn file_sha256(content: &FileContent) -> Result<String, String> {
+    use sha2::{Digest, Sha256};
+    match content {
+        FileContent::Fill { prefix, byte, size } => {
+            file_size(content)?;
+            let mut hasher = Sha256::new();
+            hasher.update(prefix.as_bytes());
+            let chunk = [*byte; 64 * 1024];
+            let mut left = size - prefix.len() as u64;
+            while left > 0 {
+                let n = left.min(chunk.len() as u64) as usize;
+                hasher.update(&chunk[..n]);
+                left -= n as u64;
+            }
+            Ok(hex::encode(hasher.finalize()))
+        }
+        other => file_bytes(other).map(|bytes| sha256_hex(&bytes)),
+    }
+}
+
+/// A file entry's exact bytes (the runner writes them; checks use `file_size`/`file_sha256`).
+pub fn file_bytes(content: &FileContent) -> Result<Vec<u8>, String> {
+    match content {
+        FileContent::Text(t) => Ok(t.as_bytes().to_vec()),
+        FileContent::Base64(b) => decode_base64(b),
+        FileContent::Fill { prefix, byte, size } => {
+            file_size(content)?;
             let mut bytes = Vec::with_capacity(*size as usize);
             bytes.extend_from_slice(prefix.as_bytes());
             bytes.resize(*size as usize, *byte);
             Ok(bytes)
         }
     }
+}
+
+/// Standard base64 (RFC 4648 §4) with `=` padding: what `decode_base64` reads back.
+pub fn encode_base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+        let v = (b(0) << 16) | (b(1) << 8) | b(2);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((v >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// Standard base64 (RFC 4648 §4, `=` padding required, no whitespace).
@@ -818,6 +992,10 @@ fn parent_of(path: &str) -> Option<&str> {
 /// Every reason the matrix may not be run; `Ok` when there is none. The runner refuses an
 /// invalid matrix; the verifier checks the bundled matrix with the same rules.
 pub fn validate_matrix(matrix: &Matrix) -> Result<(), Vec<String>> {
+    let bound_failures = matrix_bound_failures(matrix);
+    if !bound_failures.is_empty() {
+        return Err(bound_failures);
+    }
     let mut problems = Vec::new();
     if matrix.schema_version != 1 {
         problems.push(format!(
@@ -900,9 +1078,11 @@ fn validate_case(case: &Case, at: &str, problems: &mut Vec<String>) {
     if case.deadline_ms == Some(0) {
         problems.push(format!("{at}: deadlineMs must be positive"));
     }
+    // Symlinks and non-directories declared so far: each new path's ancestors are looked up
+    // (O(depth log n) per entry), never every earlier entry scanned (quadratic).
     let mut paths = BTreeSet::new();
-    let mut symlinks: Vec<&str> = Vec::new();
-    let mut leaves: Vec<&str> = Vec::new();
+    let mut symlinks: BTreeSet<&str> = BTreeSet::new();
+    let mut leaves: BTreeSet<&str> = BTreeSet::new();
     for entry in &case.fixture {
         let path = entry_path(entry);
         if let Err(e) = check_fixture_path(path) {
@@ -913,38 +1093,38 @@ fn validate_case(case: &Case, at: &str, problems: &mut Vec<String>) {
             problems.push(format!("{at}: fixture path {path} is declared twice"));
             continue;
         }
-        for link in &symlinks {
-            if path.starts_with(&format!("{link}/")) {
+        let mut ancestor = parent_of(path);
+        while let Some(a) = ancestor {
+            if symlinks.contains(a) {
                 problems.push(format!(
-                    "{at}: fixture path {path} lies below the symlink {link}; declare the real path"
+                    "{at}: fixture path {path} lies below the symlink {a}; declare the real path"
                 ));
             }
-        }
-        for leaf in &leaves {
-            if path.starts_with(&format!("{leaf}/")) {
+            if leaves.contains(a) {
                 problems.push(format!(
-                    "{at}: fixture path {path} lies below the non-directory {leaf}"
+                    "{at}: fixture path {path} lies below the non-directory {a}"
                 ));
             }
+            ancestor = parent_of(a);
         }
         match entry {
             FixtureEntry::File { content, mode, .. } => {
-                if let Err(e) = file_bytes(content) {
+                if let Err(e) = file_size(content) {
                     problems.push(format!("{at}: fixture {path}: {e}"));
                 }
                 check_mode(mode, path, at, problems);
-                leaves.push(path);
+                leaves.insert(path);
             }
             FixtureEntry::Dir { mode, .. } => check_mode(mode, path, at, problems),
             FixtureEntry::Fifo { mode, .. } => {
                 check_mode(mode, path, at, problems);
-                leaves.push(path);
+                leaves.insert(path);
             }
             FixtureEntry::Symlink { target, .. } => {
                 if target.is_empty() || target.contains('\0') {
                     problems.push(format!("{at}: fixture {path}: symlink target is empty"));
                 }
-                symlinks.push(path);
+                symlinks.insert(path);
             }
         }
     }
@@ -1078,6 +1258,7 @@ mod tests {
                 pass: true,
                 failures: vec![],
             },
+            written: vec![],
         }
     }
 
@@ -1264,6 +1445,8 @@ mod tests {
     #[test]
     fn a_canary_is_found_raw_and_base64_encoded_at_every_alignment() {
         let canary = "CANARY-B64-1";
+        let search = canary::CanarySearch::new(&[canary.to_string()]);
+        let canary_in = |haystack: &[u8], _: &str| !search.find(haystack).is_empty();
         assert!(canary_in(b"x CANARY-B64-1 y", canary));
         // base64 of the canary behind 0, 1 and 2 bytes of prefix.
         for encoded in [
@@ -1347,7 +1530,7 @@ mod tests {
             control_failures(&c),
             [
                 "positive control: the marker was present before the sentinel ran",
-                "positive control: the sentinel exited Some(1), expected Some(0)",
+                "positive control: the sentinel exited with code 1, expected exit code 0",
                 "positive control: the marker did not appear when the sentinel ran",
                 "positive control: the marker was not removed after the control",
                 "negative control: the reference host executed no configured command",
@@ -1361,7 +1544,7 @@ mod tests {
         c.positive.sentinel_exit_code = None;
         assert_eq!(
             positive_control_failures(&c.positive),
-            ["the sentinel exited None, expected Some(0)"]
+            ["the sentinel did not exit (no exit code), expected exit code 0"]
         );
         assert!(negative_control_failures(&c.negative).is_empty());
     }
@@ -1382,6 +1565,111 @@ mod tests {
         // A prefix of a canary is not the canary.
         let r = record(&c, b"CANARY-CMD-7f3", b"");
         assert!(failures_of(&c, b"CANARY-CMD-7f3", b"", &r).is_empty());
+    }
+
+    #[test]
+    fn an_encoded_canary_smuggled_in_an_extra_json_field_fails() {
+        let c = case();
+        // base64 of "pid=7 CANARY-CMD-7f3a" (the canary at an odd alignment) and the hex of
+        // the other canary, as a hostile candidate would tuck them into its report.
+        let out = br#"{"schemaVersion":1,"extra":"cGlkPTcgQ0FOQVJZLUNNRC03ZjNh","x":"43414e4152592d454e562d31"}"#;
+        let r = record(&c, out, b"");
+        assert_eq!(
+            failures_of(&c, out, b"", &r),
+            vec![
+                "canary CANARY-CMD-7f3a in stdout (base64)",
+                "canary CANARY-ENV-1 in stdout (hex)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_canary_spelled_as_an_added_file_name_fails() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        r.fixtures_after.push(FixtureObservation {
+            path: "/work/p/Q0FOQVJZLUNNRC03ZjNh".into(),
+            kind: "file".into(),
+            mode: "0644".into(),
+            size: 0,
+            sha256: Some(sha256_hex(b"")),
+        });
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "fixture /work/p/Q0FOQVJZLUNNRC03ZjNh added",
+                "canary CANARY-CMD-7f3a in the name of fixture /work/p/Q0FOQVJZLUNNRC03ZjNh (base64)"
+            ]
+        );
+    }
+
+    fn written(path: &str, content: &[u8]) -> crate::evidence::WrittenFile {
+        crate::evidence::WrittenFile {
+            path: path.into(),
+            size: content.len() as u64,
+            sha256: sha256_hex(content),
+            content_base64: encode_base64(content),
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn a_file_left_in_tmp_fails_and_its_canaries_are_found_in_any_encoding() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        r.written = vec![
+            written("/tmp/leak", b"pid=7 Q0FOQVJZLUNNRC03ZjNh\n"),
+            written(
+                "/work/p/.mcp.json",
+                "CANARY-ENV-1"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes)
+                    .collect::<Vec<u8>>()
+                    .as_slice(),
+            ),
+        ];
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "file /tmp/leak written outside the fixture roots",
+                "canary CANARY-CMD-7f3a in file /tmp/leak (base64)",
+                "canary CANARY-ENV-1 in file /work/p/.mcp.json (utf-16le)",
+            ]
+        );
+        // A written file below a fixture root without a canary adds nothing here: the walk
+        // reports it (`fixture … changed`/`added`).
+        r.written = vec![written("/work/p/notes", b"nothing")];
+        assert!(failures_of(&c, b"", b"", &r).is_empty());
+    }
+
+    #[test]
+    fn written_content_must_be_what_the_record_says() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        let mut forged = written("/work/p/x", b"honest");
+        forged.content_base64 = encode_base64(b"other!");
+        let mut bad = written("/work/p/y", b"");
+        bad.content_base64 = "%%%%".into();
+        let mut cut = written("/work/p/z", b"CANARY-ENV-1 and more");
+        cut.content_base64 = encode_base64(b"CANARY-ENV-1");
+        cut.truncated = true;
+        r.written = vec![forged, bad, cut];
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "written file /work/p/x: content does not match its recorded size and sha256",
+                "written file /work/p/y: content is not base64 (base64 has a character outside the alphabet)",
+                "canary CANARY-ENV-1 in file /work/p/z",
+            ]
+        );
+    }
+
+    #[test]
+    fn base64_round_trips() {
+        for bytes in [&b""[..], b"f", b"fo", b"foo", b"foob", b"\xff\x00\xfe\x01"] {
+            assert_eq!(decode_base64(&encode_base64(bytes)).unwrap(), bytes);
+        }
+        assert_eq!(encode_base64(b"fo"), "Zm8=");
     }
 
     #[test]
@@ -1766,5 +2054,88 @@ mod tests {
             "case Bad_Id: json pointer \"c\" must be empty or start with /",
         ];
         assert_eq!(problems, expected);
+    }
+
+    fn fill(path: &str, size: u64) -> FixtureEntry {
+        FixtureEntry::File {
+            path: path.into(),
+            content: FileContent::Fill {
+                prefix: "{".into(),
+                byte: b' ',
+                size,
+            },
+            mode: None,
+        }
+    }
+
+    #[test]
+    fn a_fill_is_sized_and_hashed_without_being_materialized() {
+        let content = FileContent::Fill {
+            prefix: "{ ".into(),
+            byte: b'x',
+            size: 200_000,
+        };
+        assert_eq!(file_size(&content).unwrap(), 200_000);
+        let bytes = file_bytes(&content).unwrap();
+        assert_eq!(file_sha256(&content).unwrap(), sha256_hex(&bytes));
+        let too_big = FileContent::Fill {
+            prefix: String::new(),
+            byte: 0,
+            size: MAX_FILL_SIZE + 1,
+        };
+        assert!(file_size(&too_big).is_err());
+        assert!(file_sha256(&too_big).is_err());
+    }
+
+    #[test]
+    fn matrix_bounds_are_counted_before_validation() {
+        let mut many_entries = case();
+        many_entries.fixture = (0..bounds::MAX_FIXTURE_ENTRIES + 1)
+            .map(|i| FixtureEntry::Dir {
+                path: format!("/work/d{i}"),
+                mode: None,
+            })
+            .collect();
+        let mut fills = case();
+        fills.id = "fills".into();
+        // Five 16 MiB fills: 80 MiB in one case, more than any fixture tmpfs holds.
+        fills.fixture = (0..5)
+            .map(|i| fill(&format!("/work/f{i}"), MAX_FILL_SIZE))
+            .collect();
+        let m = matrix(vec![many_entries, fills]);
+        let failures = matrix_bound_failures(&m);
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        assert!(failures[0].contains("fixture entries, more than"));
+        assert!(failures[1].contains("fill files of 83886080 bytes"));
+        assert_eq!(validate_matrix(&m).unwrap_err(), failures);
+        assert!(matrix_bound_failures(&matrix(vec![case()])).is_empty());
+    }
+
+    #[test]
+    fn entries_below_symlinks_and_files_are_found_through_their_ancestors() {
+        let mut c = case();
+        c.fixture = vec![
+            FixtureEntry::Symlink {
+                path: "/work/link".into(),
+                target: "/etc".into(),
+            },
+            fill("/work/file", 10),
+            FixtureEntry::Dir {
+                path: "/work/link/a/b".into(),
+                mode: None,
+            },
+            FixtureEntry::Dir {
+                path: "/work/file/x".into(),
+                mode: None,
+            },
+        ];
+        let problems = validate_matrix(&matrix(vec![c])).unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                "case present: fixture path /work/link/a/b lies below the symlink /work/link; declare the real path",
+                "case present: fixture path /work/file/x lies below the non-directory /work/file",
+            ]
+        );
     }
 }

@@ -19,9 +19,14 @@ use crate::receipt::{
     IMAGE_CONFIG_FILE, IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE,
     POLICY_FILE, RECEIPT_FILE, RECIPE_FILE,
 };
+use std::collections::BTreeSet;
 
 /// The fixed files every bundle holds at its top.
 pub(crate) const FIXED_FILES: [&str; 3] = [MATRIX_FILE, POLICY_FILE, RECIPE_FILE];
+
+/// Files a bundle may hold at its root besides the fixed ones (bundles written before them
+/// lack them): the JUnit report.
+pub(crate) const OPTIONAL_FILES: [&str; 1] = [crate::receipt::JUNIT_FILE];
 
 /// The fixed files every platform directory holds besides its evidence tree.
 pub(crate) const PLATFORM_FILES: [&str; 6] = [
@@ -69,7 +74,11 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
 
     let mut listed = Vec::new();
     for (path, digest) in &receipt.files {
-        if !is_safe_relative(path) || path == RECEIPT_FILE || path == ENVELOPE_FILE {
+        if !is_safe_relative(path)
+            || path == RECEIPT_FILE
+            || path == ENVELOPE_FILE
+            || path == crate::receipt::PROVENANCE_ENVELOPE_FILE
+        {
             listed.push(format!("{path:?} is not a bundle file path"));
             continue;
         }
@@ -113,7 +122,7 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     );
 
     let mut layout = Vec::new();
-    let platforms: Vec<(&str, Vec<&str>)> = receipt
+    let platforms: Vec<(&str, BTreeSet<&str>)> = receipt
         .platforms
         .iter()
         .map(|run| {
@@ -162,8 +171,8 @@ fn is_safe_relative(path: &str) -> bool {
 }
 
 /// A path the v2 layout allows in a bundle of these platforms (directory, case ids).
-fn allowed_in_bundle(path: &str, platforms: &[(&str, Vec<&str>)]) -> bool {
-    if FIXED_FILES.contains(&path) {
+fn allowed_in_bundle(path: &str, platforms: &[(&str, BTreeSet<&str>)]) -> bool {
+    if FIXED_FILES.contains(&path) || OPTIONAL_FILES.contains(&path) {
         return true;
     }
     if let Some(name) = path
@@ -180,7 +189,7 @@ fn allowed_in_bundle(path: &str, platforms: &[(&str, Vec<&str>)]) -> bool {
 }
 
 /// A platform-relative path the layout allows, given the platform's case ids.
-fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
+fn allowed_path(path: &str, case_ids: &BTreeSet<&str>) -> bool {
     if PLATFORM_FILES.contains(&path) {
         return true;
     }
@@ -193,6 +202,7 @@ fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
     if EVIDENCE_FILES.contains(&rest) {
         return true;
     }
+    // Each hostile stand-in: its record, output and witness record, like a case.
     if let Some((name, file)) = rest
         .strip_prefix(CONTROLS_DIR)
         .and_then(|r| r.strip_prefix('/'))
@@ -207,7 +217,7 @@ fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
         return false;
     };
     match case_part.split_once('/') {
-        Some((id, file)) => case_ids.contains(&id) && RUN_FILES.contains(&file),
+        Some((id, file)) => case_ids.contains(id) && RUN_FILES.contains(&file),
         None => false,
     }
 }
@@ -226,7 +236,7 @@ mod tests {
 
     #[test]
     fn layout_allows_only_known_paths() {
-        let ids = ["one"];
+        let ids: BTreeSet<&str> = ["one"].into();
         assert!(allowed_path("evidence/cases/one/stdout", &ids));
         assert!(allowed_path("evidence/cases/one/witness.json", &ids));
         assert!(allowed_path(
@@ -240,7 +250,7 @@ mod tests {
         assert!(!allowed_path("evidence/controls/other/witness.json", &ids));
         assert!(!allowed_path("evidence/controls/memfd-exec/extra", &ids));
         assert!(allowed_path("outer/execution.json", &ids));
-        let platforms = [("platforms/linux-arm64", ids.to_vec())];
+        let platforms = [("platforms/linux-arm64", ids.clone())];
         assert!(allowed_in_bundle(
             "platforms/linux-arm64/evidence/cases/one/stdout",
             &platforms
@@ -255,6 +265,8 @@ mod tests {
         ));
         assert!(!allowed_in_bundle("inputs/blobs/abc", &platforms));
         assert!(allowed_in_bundle("inputs/image-recipe.json", &platforms));
+        assert!(allowed_in_bundle("junit.xml", &platforms));
+        assert!(!allowed_in_bundle("inputs/junit.xml", &platforms));
         assert!(!allowed_path("evidence/cases/two/stdout", &ids));
         assert!(!allowed_path("evidence/cases/one/extra", &ids));
         assert!(allowed_path("evidence/error.json", &ids));
@@ -263,6 +275,24 @@ mod tests {
         assert!(allowed_path("evidence/controls/positive/record.json", &ids));
         assert!(!allowed_path("evidence/controls/positive/stdout", &ids));
         assert!(!allowed_path("evidence/controls/other/record.json", &ids));
+        assert!(allowed_path("evidence/cases/one/witness.json", &ids));
+        assert!(!allowed_path("evidence/cases/two/witness.json", &ids));
+        assert!(allowed_path(
+            "evidence/controls/positive/witness.json",
+            &ids
+        ));
+        assert!(allowed_path(
+            "evidence/controls/negative/witness.json",
+            &ids
+        ));
+        for file in ["record.json", "stdout", "stderr", "witness.json"] {
+            assert!(allowed_path(
+                &format!("evidence/controls/memfd-exec/{file}"),
+                &ids
+            ));
+        }
+        assert!(!allowed_path("evidence/controls/memfd-exec/notes", &ids));
+        assert!(!allowed_path("evidence/controls/memfd-exec/x/stdout", &ids));
         assert!(!allowed_path("evidence/other.json", &ids));
         assert!(!allowed_path("notes.txt", &ids));
     }
