@@ -173,6 +173,10 @@ pub struct SignArgs {
     /// The private key (PKCS#8 PEM, from `scopebox keygen`)
     #[arg(long, value_name = "PREFIX.pem")]
     pub key: PathBuf,
+    /// Replace an existing BUNDLE/receipt.dsse.json and BUNDLE/provenance.dsse.json (a
+    /// regular file only; never a link)
+    #[arg(long)]
+    pub force: bool,
     /// Print a JSON summary on stdout
     #[arg(long)]
     pub json: bool,
@@ -432,13 +436,26 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
         ),
         source: e,
     };
-    let pem = std::fs::read_to_string(&args.key).map_err(|e| signing(Box::new(e)))?;
-    // The provenance statement first: the test-result statement's verdict covers it.
-    let provenance = scopebox_receipts::provenance::sign_bundle(&args.bundle, &pem)
-        .map_err(|e| signing(Box::new(e)))?;
     let provenance_path = args
         .bundle
         .join(scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE);
+    // Refused before anything is signed, like an existing receipt.dsse.json.
+    if !args.force && std::fs::symlink_metadata(&provenance_path).is_ok() {
+        return Err(CommandError::Usage(format!(
+            "{} exists; pass --force to replace the signatures",
+            provenance_path.display()
+        )));
+    }
+    let pem = std::fs::read_to_string(&args.key).map_err(|e| signing(Box::new(e)))?;
+    let envelope = scopebox_receipts::attestation::sign_bundle_with_key_file(
+        &args.bundle,
+        &args.key,
+        scopebox_receipts::attestation::SignOptions { force: args.force },
+    )
+    .map_err(|e| signing(Box::new(e)))?;
+    // Then the provenance statement (a pure function of receipt.json), in the same form.
+    let provenance = scopebox_receipts::provenance::sign_bundle(&args.bundle, &pem)
+        .map_err(|e| signing(Box::new(e)))?;
     match &provenance {
         Some(_) => eprintln!(
             "scopebox: wrote {} (SLSA Provenance v1 of the candidate archive(s) this run built)",
@@ -448,9 +465,6 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
             "scopebox: no provenance statement: the receipt names no candidate this run built"
         ),
     }
-    let envelope =
-        scopebox_receipts::attestation::sign_bundle_with_key_file(&args.bundle, &args.key)
-            .map_err(|e| signing(Box::new(e)))?;
     let path = args.bundle.join(scopebox_schema::receipt::ENVELOPE_FILE);
     let keyids: Vec<&str> = envelope
         .signatures

@@ -190,7 +190,8 @@ pub fn print_summary(summary: &serde_json::Value) {
 /// else the outcome (and the error's code, message, causes and hint).
 pub fn finish(result: Result<Outcome, CommandError>, json: bool) -> ExitCode {
     if let Err(e) = &result {
-        eprintln!("{}", render(e));
+        // Errors quote paths and bundle text: escaped for the terminal, line breaks kept.
+        eprintln!("{}", scopebox_terminal::escape_lines(&render(e)));
     }
     if json {
         print_summary(&result_json(&result));

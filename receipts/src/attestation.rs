@@ -121,7 +121,8 @@ pub fn statement_for(receipt: &Receipt, receipt_bytes: &[u8], verified: bool) ->
     }
 }
 
-/// Why a bundle could not be signed. Messages fit "failed to …".
+/// Why a bundle could not be signed. Messages fit "failed to …"; bundle-derived text in them
+/// is already escaped for a terminal.
 #[derive(Debug, thiserror::Error)]
 pub enum SignError {
     #[error("read {path}")]
@@ -132,8 +133,18 @@ pub enum SignError {
     },
     #[error("sign the bundle: {0}")]
     Key(#[source] DsseError),
-    #[error("sign the bundle: it could not be read\nhint: run `scopebox-verify` on it to see why")]
-    Unreadable(#[source] crate::verify::BundleError),
+    #[error(
+        "sign the bundle: it could not be read ({0})\nhint: run `scopebox-verify` on it to see why"
+    )]
+    Unreadable(String),
+    #[error("sign the bundle: it does not verify ({0} failed); a bundle is signed only when every check passes\nhint: run `scopebox-verify` on it to see why")]
+    Rejected(String),
+    #[error("sign the bundle: {ENVELOPE_FILE} already exists\nhint: pass --force to replace it")]
+    Exists,
+    #[error("sign the bundle: {ENVELOPE_FILE} is a {0}, not a regular file; refusing to write through or over it\nhint: remove it, then sign again")]
+    NotAFile(&'static str),
+    #[error("sign the bundle: the statement would not agree with the receipt ({0})")]
+    Disagrees(String),
     #[error("write {path}")]
     Write {
         path: PathBuf,
@@ -142,13 +153,43 @@ pub enum SignError {
     },
 }
 
-/// Sign a bundle: verify it (without any existing envelope), state the outcome, sign the
-/// statement with the PKCS#8 `private_pem` and write `<bundle>/receipt.dsse.json` (replacing
-/// an existing one). A bundle that is rejected is still signed, with result `FAILED`: a failed
-/// run is evidence too. One that cannot be read is refused.
+/// How to sign.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SignOptions {
+    /// Replace an existing regular `receipt.dsse.json` (never a symlink, FIFO or directory).
+    pub force: bool,
+}
+
+/// Sign a bundle that verifies, refusing to replace an existing envelope
+/// (`sign_bundle_with` with default options).
 pub fn sign_bundle(bundle_dir: &Path, private_pem: &str) -> Result<Envelope, SignError> {
+    sign_bundle_with(bundle_dir, private_pem, SignOptions::default())
+}
+
+/// Sign a bundle: refuse when `receipt.dsse.json` exists as anything but a regular file, or
+/// exists at all without `force`; verify the bundle (ignoring the old envelope) and refuse
+/// unless every check passes; state the outcome (`PASSED`, every case of the receipt passed,
+/// none failed — checked, not assumed); sign the statement with the PKCS#8 `private_pem`; and
+/// write the envelope as a fresh temporary file in the bundle directory (exclusive create,
+/// `O_NOFOLLOW`) renamed into place: without `force` by a hard link that fails if the name
+/// appeared meanwhile, so nothing is ever replaced unasked and no link is followed. An
+/// existing path is only ever `lstat`ed, never opened, so a FIFO cannot block it.
+pub fn sign_bundle_with(
+    bundle_dir: &Path,
+    private_pem: &str,
+    options: SignOptions,
+) -> Result<Envelope, SignError> {
     let key = dsse::signing_key_from_pem(private_pem).map_err(SignError::Key)?;
-    let bundle = crate::verify::Bundle::read(bundle_dir).map_err(SignError::Unreadable)?;
+    let path = bundle_dir.join(ENVELOPE_FILE);
+    existing_envelope(&path, options.force)?;
+    let unreadable = |e: crate::verify::BundleError| {
+        SignError::Unreadable(
+            crate::verify::report::render_error(&e)
+                .trim_end()
+                .to_string(),
+        )
+    };
+    let bundle = crate::verify::Bundle::read(bundle_dir).map_err(unreadable)?;
     let outcome = crate::verify::verify_loaded(
         &bundle,
         &crate::verify::VerifyOptions {
@@ -156,27 +197,141 @@ pub fn sign_bundle(bundle_dir: &Path, private_pem: &str) -> Result<Envelope, Sig
             ..Default::default()
         },
     )
-    .map_err(SignError::Unreadable)?;
-    let receipt: Receipt = serde_json::from_slice(&bundle.receipt_bytes)
-        .map_err(|e| SignError::Unreadable(crate::verify::BundleError::receipt(bundle_dir, e)))?;
+    .map_err(unreadable)?;
+    if !outcome.verified {
+        return Err(SignError::Rejected(
+            scopebox_terminal::escape(&outcome.failed_ids().join(", ")).into_owned(),
+        ));
+    }
+    let receipt: Receipt = crate::strict_json::from_slice(&bundle.receipt_bytes)
+        .map_err(|e| unreadable(crate::verify::BundleError::receipt(bundle_dir, e)))?;
     let statement = statement_for(&receipt, &bundle.receipt_bytes, outcome.verified);
+    predicate_agrees(&receipt, &statement.predicate)?;
     let payload = serde_json::to_vec(&statement).unwrap_or_default();
     let envelope = dsse::sign(IN_TOTO_PAYLOAD_TYPE, &payload, &key);
-    let path = bundle_dir.join(ENVELOPE_FILE);
     let mut bytes = serde_json::to_vec_pretty(&envelope).unwrap_or_default();
     bytes.push(b'\n');
-    std::fs::write(&path, bytes).map_err(|source| SignError::Write { path, source })?;
+    write_envelope(bundle_dir, &path, &bytes, options.force)
+        .map_err(|source| SignError::Write { path, source })?;
     Ok(envelope)
+}
+
+/// Refuse a `receipt.dsse.json` that is not a regular file, or any at all without `force`.
+fn existing_envelope(path: &Path, force: bool) -> Result<(), SignError> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(SignError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+        Ok(meta) => {
+            let kind = kind_of(&meta.file_type());
+            if kind != "regular file" {
+                Err(SignError::NotAFile(kind))
+            } else if force {
+                Ok(())
+            } else {
+                Err(SignError::Exists)
+            }
+        }
+    }
+}
+
+fn kind_of(file_type: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_symlink() {
+        "symlink"
+    } else if file_type.is_dir() {
+        "directory"
+    } else if file_type.is_fifo() {
+        "FIFO"
+    } else if file_type.is_socket() {
+        "socket"
+    } else if file_type.is_block_device() || file_type.is_char_device() {
+        "device"
+    } else {
+        "regular file"
+    }
+}
+
+/// The statement says what the receipt says: `PASSED` only with every recorded case passing,
+/// the passed list exactly the receipt's cases and the failed list empty.
+fn predicate_agrees(receipt: &Receipt, predicate: &TestResult) -> Result<(), SignError> {
+    let cases: Vec<String> = receipt
+        .platforms
+        .iter()
+        .flat_map(|run| {
+            run.cases
+                .iter()
+                .map(move |c| format!("{}/{}", run.platform.dir_name(), c.id))
+        })
+        .collect();
+    let all_pass = receipt
+        .platforms
+        .iter()
+        .all(|run| run.cases.iter().all(|c| c.verdict == "pass"));
+    if predicate.result != "PASSED" || !all_pass {
+        return Err(SignError::Disagrees(format!(
+            "result {}, every case passed: {all_pass}",
+            predicate.result
+        )));
+    }
+    if !predicate.failed_tests.is_empty() || predicate.passed_tests != cases {
+        return Err(SignError::Disagrees(
+            "the passed and failed lists are not the receipt's cases".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Write `bytes` to `path` through a fresh temporary file in `dir` (exclusive create, no
+/// symlink followed, owner-writable, world-readable), then move it into place.
+fn write_envelope(dir: &Path, path: &Path, bytes: &[u8], force: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut suffix = [0u8; 8];
+    getrandom::fill(&mut suffix).map_err(|_| std::io::Error::other("no OS randomness"))?;
+    let temp = dir.join(format!(".{ENVELOPE_FILE}.{}.tmp", hex::encode(suffix)));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        // O_NOFOLLOW | O_NONBLOCK: create_new already refuses an existing name (a link
+        // included); these make the intent explicit and never wait on a FIFO.
+        .custom_flags(libc_flags::O_NOFOLLOW | libc_flags::O_NONBLOCK)
+        .open(&temp)?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| {
+            if force {
+                std::fs::rename(&temp, path)
+            } else {
+                // A hard link fails with EEXIST if the name exists now: no replace unasked.
+                std::fs::hard_link(&temp, path).and_then(|()| std::fs::remove_file(&temp))
+            }
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// The two open(2) flags used above (Linux values; this crate builds for Linux only).
+mod libc_flags {
+    pub const O_NOFOLLOW: i32 = 0o400000;
+    pub const O_NONBLOCK: i32 = 0o4000;
 }
 
 /// Sign a bundle with the private key in the PEM file at `key_path`.
 pub fn sign_bundle_with_key_file(
     bundle_dir: &Path,
     key_path: &Path,
+    options: SignOptions,
 ) -> Result<Envelope, SignError> {
     let pem = std::fs::read_to_string(key_path).map_err(|source| SignError::Read {
         path: key_path.to_path_buf(),
         source,
     })?;
-    sign_bundle(bundle_dir, &pem)
+    sign_bundle_with(bundle_dir, &pem, options)
 }

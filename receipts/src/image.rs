@@ -22,7 +22,7 @@ pub const RECIPE_SCHEMA_VERSION: u32 = 2;
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
     #[error("parse the image recipe: {0}")]
-    ParseRecipe(#[source] serde_json::Error),
+    ParseRecipe(#[source] crate::strict_json::StrictJsonError),
     #[error("accept image recipe: {0}")]
     Recipe(String),
     #[error("build the image layer: {0}")]
@@ -77,7 +77,8 @@ pub struct Node {
 impl Recipe {
     /// Parse and check recipe bytes (strictly: unknown fields are refused).
     pub fn parse(bytes: &[u8]) -> Result<Recipe, ImageError> {
-        let recipe: Recipe = serde_json::from_slice(bytes).map_err(ImageError::ParseRecipe)?;
+        let recipe: Recipe =
+            crate::strict_json::from_slice(bytes).map_err(ImageError::ParseRecipe)?;
         recipe.check()?;
         Ok(recipe)
     }

@@ -16,5 +16,5 @@ pub mod verify;
 
 // The schema modules under their old paths inside this crate (`crate::judge`, ...).
 pub(crate) use scopebox_schema::{
-    digest, evidence, judge, layout, matrix, platform, policy, receipt,
+    digest, evidence, judge, layout, matrix, platform, policy, receipt, strict_json,
 };

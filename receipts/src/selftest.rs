@@ -4,7 +4,9 @@
 //! "digest-consistent": after changing a file they rewrite its digest in `receipt.json` (and
 //! any other recorded digest of it), so only the semantic checks can catch them. Signature
 //! classes sign the copy with a throw-away key and verify with its public half.
-//! It never touches the original bundle.
+//! It never touches the original bundle. The bundle is measured (sizes, counts, kinds, from
+//! `lstat` alone) before anything is copied, and the copies go to a disk-backed temporary
+//! directory (never tmpfs or `/dev/shm`).
 
 use crate::attestation::statement_for;
 use crate::digest::sha256_hex;
@@ -15,6 +17,7 @@ use crate::evidence::{
 };
 use crate::judge;
 use crate::receipt::*;
+use crate::verify::bundle::{MAX_DEPTH, MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 use crate::verify::{self, BundleError, VerifyOptions};
 use scopebox_schema::witness::{WitnessRecord, WITNESS_FILE};
 use serde_json::{json, Value};
@@ -77,7 +80,10 @@ impl SelfTestReport {
             .max(5);
         let mut out = format!(
             "scopebox-verify --self-test {}\n{:<width$}  {:<10}  {:<10}  rejected by\n",
-            self.bundle, "class", "digests", "outcome"
+            scopebox_terminal::escape(&self.bundle),
+            "class",
+            "digests",
+            "outcome"
         );
         for row in &self.rows {
             out.push_str(&format!(
@@ -89,11 +95,11 @@ impl SelfTestReport {
                     "raw"
                 },
                 row.outcome,
-                if row.rejected_by.is_empty() {
+                scopebox_terminal::escape(&if row.rejected_by.is_empty() {
                     row.detail.clone().unwrap_or_default()
                 } else {
                     row.rejected_by.join(", ")
-                }
+                })
             ));
         }
         let rejected = self.rows.iter().filter(|r| r.rejected()).count();
@@ -121,6 +127,8 @@ pub enum SelfTestError {
     BaseRejected(String),
     #[error("sign the base copy: {0}")]
     Sign(String),
+    #[error("self-test the bundle: it is beyond the verifier's bounds, nothing was copied: {0}")]
+    Bounds(String),
 }
 
 /// A fresh copy of the base bundle being mutated. Per-platform mutations act on the first
@@ -314,6 +322,56 @@ impl Copy {
         };
         self.edit_listed(&self.p(&format!("{EVIDENCE_DIR}/controls.json")), replace)?;
         self.edit_receipt(|r| replace(&mut r["platforms"][0]["controls"]))
+    }
+
+    /// Every platform directory the receipt names.
+    fn platform_dirs(&self) -> Result<Vec<String>, String> {
+        Ok(self.receipt()?["platforms"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|p| p["dir"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// Edit `inputs/matrix.json` and update every digest that names it: the files map, the
+    /// receipt's matrix, every platform's summary and layer listing. Only the regenerated
+    /// layer (and the image ID), or a semantic check, can then catch the edit.
+    fn edit_matrix_everywhere(&self, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
+        self.edit(MATRIX_FILE, edit)?;
+        self.relist(MATRIX_FILE)?;
+        let bytes = self.read(MATRIX_FILE)?;
+        let sha = sha256_hex(&bytes);
+        for dir in self.platform_dirs()? {
+            let summary = format!("{dir}/evidence/summary.json");
+            self.edit(&summary, |s| s["matrixSha256"] = sha.clone().into())?;
+            self.relist(&summary)?;
+            let layer = format!("{dir}/{LAYER_MANIFEST_FILE}");
+            self.edit(&layer, |m| {
+                if let Some(entries) = m["entries"].as_array_mut() {
+                    for e in entries {
+                        if e["path"] == crate::layout::MATRIX_PATH {
+                            e["sha256"] = sha.clone().into();
+                            e["size"] = (bytes.len() as u64).into();
+                        }
+                    }
+                }
+            })?;
+            self.relist(&layer)?;
+        }
+        self.edit_receipt(|r| r["matrix"]["sha256"] = sha.clone().into())
+    }
+
+    /// Write `text` over a listed file and re-list it (for edits a JSON value cannot express,
+    /// such as a duplicate key).
+    fn write_listed_text(&self, rel: &str, text: &str) -> Result<(), String> {
+        if self.read(rel)? == text.as_bytes() {
+            return Err(format!("{rel} already had the mutated bytes"));
+        }
+        self.write(rel, text.as_bytes())?;
+        self.relist(rel)
     }
 
     /// Edit a raw control record below `evidence/` and re-list it.
@@ -516,6 +574,21 @@ pub fn mutations() -> Vec<Mutation> {
             |c| {
                 c.edit_control_record(POSITIVE_CONTROL_WITNESS_FILE, |w| {
                     w["sentinelReports"] = json!([]);
+                })
+            },
+        ),
+        m(
+            "positive-control-witness-other-write",
+            "the sentinel's marker write in the positive control's witness record re-pointed at another file",
+            true,
+            false,
+            |c| {
+                c.edit_control_record(POSITIVE_CONTROL_WITNESS_FILE, |w| {
+                    if let Some(events) = w["events"].as_array_mut() {
+                        for e in events.iter_mut().filter(|e| e["syscall"] == "openat") {
+                            e["path"] = "/tmp/elsewhere".into();
+                        }
+                    }
                 })
             },
         ),
@@ -1218,7 +1291,11 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             |c| {
                 let (other, _) = dsse::generate_keypair_pem().map_err(|e| e.to_string())?;
-                crate::attestation::sign_bundle(&c.dir, &other)
+                crate::attestation::sign_bundle_with(
+                    &c.dir,
+                    &other,
+                    crate::attestation::SignOptions { force: true },
+                )
                     .map(|_| ())
                     .map_err(|e| e.to_string())
             },
@@ -1434,6 +1511,208 @@ pub fn mutations() -> Vec<Mutation> {
                 })
             },
         ),
+        // Strictness and bounds (issue 14 item 3): duplicate keys, floods, bombs.
+        m(
+            "duplicate-key-inspect",
+            "the container inspection says NetworkMode host, then none (a last-wins reader sees none), re-listed",
+            true,
+            false,
+            |c| {
+                let rel = c.p(CONTAINER_INSPECT_FILE);
+                let text = String::from_utf8(c.read(&rel)?).map_err(|e| e.to_string())?;
+                let at = text
+                    .find("\"NetworkMode\"")
+                    .ok_or("the inspection has no NetworkMode")?;
+                let doubled = format!("{}\"NetworkMode\": \"host\", {}", &text[..at], &text[at..]);
+                c.write_listed_text(&rel, &doubled)
+            },
+        ),
+        m(
+            "duplicate-key-record",
+            "a case record says exit code 3, then its real one; every digest of it updated",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                let rel = c.p(&format!("evidence/cases/{id}/record.json"));
+                let text = String::from_utf8(c.read(&rel)?).map_err(|e| e.to_string())?;
+                let open = text.find('{').ok_or("the record is not an object")?;
+                let doubled = format!("{}\"exitCode\": 3, {}", &text[..=open], &text[open + 1..]);
+                c.write(&rel, doubled.as_bytes())?;
+                c.sync_case(&id)
+            },
+        ),
+        m(
+            "duplicate-key-matrix",
+            "the matrix names a canary list twice (the last one empty), every matrix digest updated",
+            true,
+            false,
+            |c| {
+                let text = String::from_utf8(c.read(MATRIX_FILE)?).map_err(|e| e.to_string())?;
+                let open = text.find('{').ok_or("the matrix is not an object")?;
+                let doubled = format!("{}{}, \"canaries\": []}}", &text[..open], text[open..].trim_end().trim_end_matches('}'));
+                c.write(MATRIX_FILE, doubled.as_bytes())?;
+                // Recompute every digest of the matrix with the doubled bytes in place.
+                let sha = sha256_hex(doubled.as_bytes());
+                c.relist(MATRIX_FILE)?;
+                for dir in c.platform_dirs()? {
+                    let summary = format!("{dir}/evidence/summary.json");
+                    c.edit(&summary, |s| s["matrixSha256"] = sha.clone().into())?;
+                    c.relist(&summary)?;
+                }
+                c.edit_receipt(|r| r["matrix"]["sha256"] = sha.clone().into())
+            },
+        ),
+        m(
+            "env-superset",
+            "a case record's environment carries LD_PRELOAD besides the matrix's variables, digests updated",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.edit_record(&id, |r| {
+                    if let Some(env) = r["env"].as_array_mut() {
+                        env.push("LD_PRELOAD=/tmp/hook.so".into());
+                    }
+                })
+            },
+        ),
+        m(
+            "run-id-replayed",
+            "receipt.json names another run id (an older run's), unsigned",
+            true,
+            false,
+            |c| c.edit_receipt(|r| r["runId"] = "replayed-run-0001".into()),
+        ),
+        m(
+            "matrix-fill-bomb",
+            "the first case declares 400 fill files of 16 MiB (6.7 GB), every matrix digest updated",
+            true,
+            false,
+            |c| {
+                c.edit_matrix_everywhere(|m| {
+                    if let Some(fixture) = m["cases"][0]["fixture"].as_array_mut() {
+                        for i in 0..400 {
+                            fixture.push(json!({"kind": "file", "path": format!("/work/bomb/f{i}"),
+                                "fill": {"prefix": "{", "byte": 32, "size": judge::MAX_FILL_SIZE}}));
+                        }
+                    }
+                })
+            },
+        ),
+        m(
+            "matrix-fixture-flood",
+            "the first case declares 60,000 fixture entries, every matrix digest updated",
+            true,
+            false,
+            |c| {
+                c.edit_matrix_everywhere(|m| {
+                    if let Some(fixture) = m["cases"][0]["fixture"].as_array_mut() {
+                        for i in 0..60_000 {
+                            fixture.push(json!({"kind": "dir", "path": format!("/work/flood/d{i}")}));
+                        }
+                    }
+                })
+            },
+        ),
+        m(
+            "matrix-case-dropped-all-digests",
+            "a case removed from the matrix, every platform's receipt entries, evidence, summaries and the layer listings, all digests recomputed",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.edit_matrix_everywhere(|m| {
+                    if let Some(cases) = m["cases"].as_array_mut() {
+                        cases.retain(|k| k["id"] != id.as_str());
+                    }
+                })?;
+                for (i, dir) in c.platform_dirs()?.into_iter().enumerate() {
+                    let _ = std::fs::remove_dir_all(c.path(&format!("{dir}/evidence/cases/{id}")));
+                    let summary = format!("{dir}/evidence/summary.json");
+                    c.edit(&summary, |s| {
+                        if let Some(ids) = s["caseIds"].as_array_mut() {
+                            ids.retain(|k| k != id.as_str());
+                        }
+                        s["total"] = (s["total"].as_u64().unwrap_or(1) - 1).into();
+                        s["passed"] = (s["passed"].as_u64().unwrap_or(1).saturating_sub(1)).into();
+                    })?;
+                    c.relist(&summary)?;
+                    let prefix = format!("{dir}/evidence/cases/{id}/");
+                    c.edit_receipt(|r| {
+                        let p = &mut r["platforms"][i];
+                        if let Some(cases) = p["cases"].as_array_mut() {
+                            cases.retain(|k| k["id"] != id.as_str());
+                        }
+                        let sum = &mut p["summary"];
+                        sum["total"] = (sum["total"].as_u64().unwrap_or(1) - 1).into();
+                        sum["passed"] = (sum["passed"].as_u64().unwrap_or(1).saturating_sub(1)).into();
+                        if let Some(files) = r["files"].as_object_mut() {
+                            files.retain(|k, _| !k.starts_with(&prefix));
+                        }
+                    })?;
+                }
+                c.edit_receipt(|r| {
+                    if let Some(n) = r["matrix"]["caseCount"].as_u64() {
+                        r["matrix"]["caseCount"] = (n - 1).into();
+                    }
+                    let (mut cases, mut passed) = (0, 0);
+                    if let Some(ps) = r["platforms"].as_array() {
+                        for p in ps {
+                            cases += p["summary"]["total"].as_u64().unwrap_or(0);
+                            passed += p["summary"]["passed"].as_u64().unwrap_or(0);
+                        }
+                    }
+                    r["summary"]["cases"] = cases.into();
+                    r["summary"]["casesPassed"] = passed.into();
+                })
+            },
+        ),
+        m(
+            "receipt-case-flood",
+            "the receipt lists 4,097 more cases for the first platform than a matrix may have",
+            true,
+            false,
+            |c| {
+                c.edit_receipt(|r| {
+                    if let Some(cases) = r["platforms"][0]["cases"].as_array_mut() {
+                        let first = cases[0].clone();
+                        for i in 0..=judge::bounds::MAX_CASES {
+                            let mut more = first.clone();
+                            more["id"] = format!("flood-{i}").into();
+                            cases.push(more);
+                        }
+                    }
+                })
+            },
+        ),
+        m(
+            "record-observation-flood",
+            "a case record's fixture walk lists 70,000 entries, digests updated",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.edit_record(&id, |r| {
+                    if let Some(before) = r["fixturesBefore"].as_array_mut() {
+                        for i in 0..70_000 {
+                            before.push(json!({"path": format!("/work/o{i}"), "kind": "dir", "mode": "0755", "size": 0}));
+                        }
+                    }
+                })
+            },
+        ),
+        m(
+            "file-name-escape-smuggled",
+            "a file whose name hides the report behind ESC[8m smuggled into the evidence, listed",
+            true,
+            false,
+            |c| {
+                let rel = c.p("evidence/\u{1b}[8m\u{202e}verified");
+                c.write(&rel, b"hidden")?;
+                c.relist(&rel)
+            },
+        ),
     ]
 }
 
@@ -1463,8 +1742,10 @@ fn symlink(_: &Path, _: &Path) -> Result<(), String> {
     Err("symlinks need unix".into())
 }
 
-/// Copy a directory tree (regular files and directories only; the bundle was already read
-/// safely, so anything else is an error here).
+/// Copy a directory tree (regular files and directories only; the bundle was measured first,
+/// so anything else is an error here). Every file is opened without following a link or
+/// waiting on a FIFO and copied up to `MAX_FILE_BYTES`: a file that grew since it was measured
+/// is refused, never copied whole.
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
@@ -1474,7 +1755,7 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         if kind.is_dir() {
             copy_tree(&entry.path(), &target)?;
         } else if kind.is_file() {
-            std::fs::copy(entry.path(), &target)?;
+            copy_file_bounded(&entry.path(), &target)?;
         } else {
             return Err(std::io::Error::other(format!(
                 "{} is neither a file nor a directory",
@@ -1485,26 +1766,115 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A temporary directory for the copies: on /dev/shm when it is usable, because dozens of
-/// copies are written and removed and tmpfs does that in microseconds where a disk file
-/// system with online discard takes a third of a second per copy; else the system temp dir.
+fn copy_file_bounded(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NOFOLLOW | O_NONBLOCK (Linux values).
+    let source = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(0o400000 | 0o4000)
+        .open(from)?;
+    if !source.metadata()?.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} changed kind while it was copied",
+            from.display()
+        )));
+    }
+    let mut target = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)?;
+    let copied = std::io::copy(&mut source.take(MAX_FILE_BYTES + 1), &mut target)?;
+    if copied > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "{} grew beyond {MAX_FILE_BYTES} bytes while it was copied",
+            from.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Bounds of the bundle, from `lstat` alone, before anything is copied: the reader's bounds
+/// (`MAX_FILE_BYTES` per file, `MAX_TOTAL_BYTES` in all, `MAX_ENTRIES`, `MAX_DEPTH`), and
+/// nothing but directories and regular files. A sparse 2 GiB file is refused by its size.
+pub fn measure(bundle: &Path) -> Result<u64, String> {
+    fn walk(dir: &Path, depth: usize, total: &mut u64, entries: &mut usize) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("it nests deeper than {MAX_DEPTH} levels"));
+        }
+        let list = std::fs::read_dir(dir).map_err(|e| format!("list {}: {e}", dir.display()))?;
+        for entry in list {
+            let entry = entry.map_err(|e| e.to_string())?;
+            *entries += 1;
+            if *entries > MAX_ENTRIES {
+                return Err(format!("it has more than {MAX_ENTRIES} entries"));
+            }
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).map_err(|e| e.to_string())?;
+            let shown = scopebox_terminal::escape(&path.display().to_string()).into_owned();
+            if meta.is_dir() {
+                walk(&path, depth + 1, total, entries)?;
+            } else if meta.is_file() {
+                if meta.len() > MAX_FILE_BYTES {
+                    return Err(format!(
+                        "{shown} is {} bytes, more than {MAX_FILE_BYTES}",
+                        meta.len()
+                    ));
+                }
+                *total += meta.len();
+                if *total > MAX_TOTAL_BYTES {
+                    return Err(format!("it is larger than {MAX_TOTAL_BYTES} bytes"));
+                }
+            } else {
+                return Err(format!(
+                    "{shown} is neither a file nor a directory (scopebox-verify names it)"
+                ));
+            }
+        }
+        Ok(())
+    }
+    let (mut total, mut entries) = (0, 0);
+    walk(bundle, 0, &mut total, &mut entries)?;
+    Ok(total)
+}
+
+/// Linux statfs magic numbers of RAM-backed file systems.
+const TMPFS_MAGIC: u64 = 0x0102_1994;
+const RAMFS_MAGIC: u64 = 0x8584_58f6;
+
+/// Whether `dir` lives on a RAM-backed file system (tmpfs, ramfs), where dozens of bundle
+/// copies would be held in memory.
+pub fn is_ram_backed(dir: &Path) -> std::io::Result<bool> {
+    let stat = rustix::fs::statfs(dir)?;
+    #[allow(clippy::unnecessary_cast)] // f_type is i64 on some targets, u32/i32 on others
+    let kind = stat.f_type as u64;
+    Ok(kind == TMPFS_MAGIC || kind == RAMFS_MAGIC)
+}
+
+/// A temporary directory for the copies on a disk-backed file system: `$TMPDIR` (or `/tmp`)
+/// when it is not tmpfs/ramfs, else `/var/tmp`; never `/dev/shm`. None found is an error
+/// with a hint, not a silent fallback to memory.
 fn scratch_dir() -> std::io::Result<tempfile::TempDir> {
-    let builder = {
-        let mut b = tempfile::Builder::new();
-        b.prefix("scopebox-selftest-");
-        b
-    };
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        if let Ok(dir) = builder.tempdir_in(shm) {
-            return Ok(dir);
+    let mut b = tempfile::Builder::new();
+    b.prefix("scopebox-selftest-");
+    let mut tried = Vec::new();
+    for dir in [std::env::temp_dir(), PathBuf::from("/var/tmp")] {
+        match is_ram_backed(&dir) {
+            Ok(false) => return b.tempdir_in(&dir),
+            Ok(true) => tried.push(format!("{} is RAM-backed", dir.display())),
+            Err(e) => tried.push(format!("{}: {e}", dir.display())),
         }
     }
-    builder.tempdir()
+    Err(std::io::Error::other(format!(
+        "no disk-backed temporary directory ({}); set TMPDIR to a directory on disk",
+        tried.join("; ")
+    )))
 }
 
 /// Run every mutation class against copies of the bundle at `bundle`.
 pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
+    // Bounds before any copy: the bundle is measured from lstat alone.
+    measure(bundle).map_err(SelfTestError::Bounds)?;
     let scratch = scratch_dir().map_err(SelfTestError::Copy)?;
     // The base: an unsigned copy (any envelope removed), which must verify.
     let base = scratch.path().join("base");
@@ -1525,8 +1895,12 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
     // The signed base must verify with the key too, or the signature rows prove nothing.
     let signed_base = scratch.path().join("signed-base");
     copy_tree(&base, &signed_base).map_err(SelfTestError::Copy)?;
-    crate::attestation::sign_bundle(&signed_base, &key_pem)
-        .map_err(|e| SelfTestError::Sign(e.to_string()))?;
+    crate::attestation::sign_bundle_with(
+        &signed_base,
+        &key_pem,
+        crate::attestation::SignOptions { force: true },
+    )
+    .map_err(|e| SelfTestError::Sign(e.to_string()))?;
     let keyed = VerifyOptions {
         public_key_pem: Some(public_pem),
         ..Default::default()

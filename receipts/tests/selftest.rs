@@ -1,4 +1,4 @@
-//! The mutation self-test over the synthetic specimen: at least 25 classes, every one applied
+//! The mutation self-test over the synthetic specimen: at least 60 classes, every one applied
 //! and rejected; the digest-consistent ones are caught by something other than file hashing.
 
 use crate::util::{specimen, tempdir, verify_bin};
@@ -10,7 +10,7 @@ fn every_mutation_class_is_rejected() {
     let bundle = specimen(tmp.path(), 3);
     let report = selftest::run(&bundle).expect("self-test runs");
     assert!(
-        report.rows.len() >= 25,
+        report.rows.len() >= 60,
         "only {} classes",
         report.rows.len()
     );
@@ -111,6 +111,7 @@ pub fn assert_recomputing_checks_reject(report: &selftest::SelfTestReport) {
     }
     for class in [
         "positive-control-witness-report-dropped",
+        "positive-control-witness-other-write",
         "negative-control-witness-second-exec",
     ] {
         assert_eq!(by(class), ["linux-amd64/controls.witness"], "{class}");
@@ -153,6 +154,36 @@ pub fn assert_recomputing_checks_reject(report: &selftest::SelfTestReport) {
         by("platform-dropped-silently").contains(&"blobs.bound".to_string()),
         "{:?}",
         by("platform-dropped-silently")
+    );
+    // Strictness and bounds: each hostile shape is stopped by the check built for it.
+    for class in [
+        "matrix-fill-bomb",
+        "matrix-fixture-flood",
+        "receipt-case-flood",
+    ] {
+        assert_eq!(by(class), ["bundle.bounds"], "{class}");
+    }
+    let named = |class: &str, check: &str| {
+        assert!(
+            by(class).contains(&check.to_string()),
+            "{class}: {:?}",
+            by(class)
+        )
+    };
+    named("duplicate-key-inspect", "linux-amd64/boundary.applied");
+    named("duplicate-key-record", "linux-amd64/cases.coverage");
+    named("duplicate-key-matrix", "matrix.valid");
+    named("env-superset", "linux-amd64/cases.invocation");
+    named("run-id-replayed", "linux-amd64/image.inspect");
+    named("record-observation-flood", "linux-amd64/cases.coverage");
+    named("file-name-escape-smuggled", "files.layout");
+    named(
+        "matrix-case-dropped-all-digests",
+        "linux-amd64/image.regenerated",
+    );
+    named(
+        "matrix-case-dropped-all-digests",
+        "linux-arm64/image.regenerated",
     );
 }
 

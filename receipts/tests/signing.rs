@@ -3,7 +3,9 @@
 //! envelope; the statement names the candidate, the receipt and the run's configuration.
 
 use crate::util::{edit_json, specimen, tempdir, verify_bin};
-use scopebox_receipts::attestation::{sign_bundle, Statement, TEST_RESULT_PREDICATE};
+use scopebox_receipts::attestation::{
+    sign_bundle, sign_bundle_with, SignError, SignOptions, Statement, TEST_RESULT_PREDICATE,
+};
 use scopebox_receipts::dsse::{self, Envelope, IN_TOTO_PAYLOAD_TYPE};
 use scopebox_schema::digest::sha256_file;
 use std::os::unix::fs::PermissionsExt;
@@ -57,14 +59,28 @@ fn a_signed_bundle_verifies_with_its_key_only() {
         "{}",
         wrong.stdout
     );
-    // Without a key the binding is still checked, and a note says authenticity was not.
+    // Without a key the binding is still checked; the signature is shown as not checked
+    // against any key, and no ✓ line claims a signed statement.
     let keyless = verify_bin(&[b]);
     assert_eq!(keyless.code, 0);
     assert!(
-        keyless.stdout.contains("no --key given"),
+        keyless.stdout.contains("- signature.verified")
+            && keyless.stdout.contains(
+                "NOT CHECKED (no --key given: the envelope's signature was not checked against any key)"
+            ),
         "{}",
         keyless.stdout
     );
+    assert!(keyless
+        .stdout
+        .contains("signer   none: no signature was checked against any key"));
+    assert!(keyless.stdout.contains("not checked: signature.verified"));
+    for line in keyless.stdout.lines().filter(|l| l.contains('✓')) {
+        assert!(
+            !line.contains("signature.verified") && !line.contains("signed"),
+            "{line}"
+        );
+    }
 }
 
 #[test]
@@ -208,25 +224,119 @@ fn any_edit_after_signing_fails_the_signature() {
 }
 
 #[test]
-fn a_rejected_bundle_is_signed_as_failed_and_still_rejected() {
+fn a_bundle_that_does_not_verify_is_not_signed() {
     let tmp = tempdir();
     let bundle = specimen(tmp.path(), 1);
     edit_json(&bundle.join("receipt.json"), |r| {
         r["platforms"][0]["cleanup"]["volumeRemoved"] = false.into()
     });
-    let (private, public) = keypair(tmp.path(), "k");
+    let (private, _) = keypair(tmp.path(), "k");
+    let error = sign_bundle(&bundle, &private).unwrap_err();
+    assert!(matches!(error, SignError::Rejected(_)), "{error}");
+    let text = error.to_string();
+    assert!(
+        text.contains("it does not verify (linux-amd64/execution.cleanup failed)"),
+        "{text}"
+    );
+    assert!(!bundle.join("receipt.dsse.json").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(&bundle)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains("tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn the_signed_predicate_agrees_with_the_receipt() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 3);
+    let (private, _) = keypair(tmp.path(), "k");
     let envelope = sign_bundle(&bundle, &private).unwrap();
     let statement: Statement =
         serde_json::from_slice(&dsse::decode_base64(&envelope.payload).unwrap()).unwrap();
-    assert_eq!(statement.predicate.result, "FAILED");
-    let run = verify_bin(&[bundle.to_str().unwrap(), "--key", public.to_str().unwrap()]);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stdout.contains("✓ signature.statement"),
-        "{}",
-        run.stdout
+    let receipt: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("receipt.json")).unwrap()).unwrap();
+    let cases: Vec<String> = receipt["platforms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| {
+            let dir = p["dir"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("platforms/")
+                .to_string();
+            p["cases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |c| format!("{dir}/{}", c["id"].as_str().unwrap()))
+        })
+        .collect();
+    assert_eq!(statement.predicate.result, "PASSED");
+    assert_eq!(statement.predicate.passed_tests, cases);
+    assert!(statement.predicate.failed_tests.is_empty());
+}
+
+#[test]
+fn an_existing_envelope_is_replaced_only_with_force() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let (private, public) = keypair(tmp.path(), "k");
+    let (other, other_public) = keypair(tmp.path(), "other");
+    sign_bundle(&bundle, &private).unwrap();
+    let path = bundle.join("receipt.dsse.json");
+    let first = std::fs::read(&path).unwrap();
+    let error = sign_bundle(&bundle, &other).unwrap_err();
+    assert!(matches!(error, SignError::Exists), "{error}");
+    assert!(error.to_string().contains("pass --force"), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), first);
+    sign_bundle_with(&bundle, &other, SignOptions { force: true }).unwrap();
+    assert_ne!(std::fs::read(&path).unwrap(), first);
+    let b = bundle.to_str().unwrap();
+    assert_eq!(
+        verify_bin(&[b, "--key", other_public.to_str().unwrap()]).code,
+        0
     );
-    assert!(run.stdout.contains("✗ linux-amd64/execution.cleanup"));
+    assert_eq!(verify_bin(&[b, "--key", public.to_str().unwrap()]).code, 1);
+}
+
+#[test]
+fn a_symlinked_envelope_is_never_followed_even_with_force() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let (private, _) = keypair(tmp.path(), "k");
+    let outside = tmp.path().join("outside.txt");
+    std::fs::write(&outside, b"precious").unwrap();
+    std::os::unix::fs::symlink(&outside, bundle.join("receipt.dsse.json")).unwrap();
+    for force in [false, true] {
+        let error = sign_bundle_with(&bundle, &private, SignOptions { force }).unwrap_err();
+        assert!(matches!(error, SignError::NotAFile("symlink")), "{error}");
+    }
+    assert_eq!(std::fs::read(&outside).unwrap(), b"precious");
+    // A dangling link is refused the same way: nothing is created at its target.
+    std::fs::remove_file(bundle.join("receipt.dsse.json")).unwrap();
+    let target = tmp.path().join("created-by-sign");
+    std::os::unix::fs::symlink(&target, bundle.join("receipt.dsse.json")).unwrap();
+    assert!(sign_bundle(&bundle, &private).is_err());
+    assert!(!target.exists());
+}
+
+#[test]
+fn a_fifo_envelope_is_refused_without_blocking() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let (private, _) = keypair(tmp.path(), "k");
+    let fifo = bundle.join("receipt.dsse.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Would hang forever if the FIFO were opened for writing with no reader.
+    let error = sign_bundle_with(&bundle, &private, SignOptions { force: true }).unwrap_err();
+    assert!(matches!(error, SignError::NotAFile("FIFO")), "{error}");
 }
 
 /// The DSSE repository's ed25519 test vectors (testvectors/vectors.json): each envelope with

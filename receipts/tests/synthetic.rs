@@ -521,6 +521,13 @@ pub fn write_bundle_for(
             let pid = 50 + i as i32;
             let mut witness =
                 honest_witness(emulated, layout::SENTINEL_BIN, 500 + 2 * i as u64, pid);
+            // The sentinel writes its marker: the one write these controls allow.
+            witness.events.push(WitnessEvent {
+                path: Some(layout::SENTINEL_MARKER.into()),
+                dirfd: Some(-100),
+                flags: Some(0o1101),
+                ..witness_event(502 + 2 * i as u64, WitnessSyscall::Openat, pid, RUNNER_PID)
+            });
             witness.sentinel_reports.push(SentinelReport {
                 pid,
                 uid: 1000,

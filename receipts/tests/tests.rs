@@ -7,10 +7,15 @@
 //! - `selftest`: every mutation class is rejected, and digest-consistent ones by semantic checks;
 //! - `signing`: keygen, sign, verify with the right and wrong key, envelope edits;
 //! - `interop`: an independent DSSE/ed25519 implementation (Python `cryptography`) both ways;
-//! - `reference`: the committed bundle from a real run verifies and every mutation is rejected.
+//! - `reference`: the committed bundle from a real run verifies and every mutation is rejected;
+//! - `hostile`: builders of issue 14's hostile bundles from a good one (shared with the bench);
+//! - `hostile_bundles`: each hostile bundle is rejected or unreadable with a named check, with
+//!   nothing written and no raw control byte on either stream.
 
 mod bundle_archive;
 mod bundle_safety;
+pub mod hostile;
+mod hostile_bundles;
 mod interop;
 mod reference;
 mod selftest;

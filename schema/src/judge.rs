@@ -29,6 +29,93 @@ pub const MAX_FILL_SIZE: u64 = 16 * 1024 * 1024;
 /// Environment names a case may not set: they steer the harness, not the candidate.
 pub const RESERVED_ENV_PREFIX: &str = "SCOPEBOX_";
 
+/// Bounds on a matrix, checked (by [`matrix_bound_failures`]) before any other work on it, so
+/// a hostile matrix costs its parse and nothing more. Each is far above the shipped matrices'
+/// (342 cases, 63 fixture entries, 26 MiB of fills in all, 466 canaries in one client matrix).
+pub mod bounds {
+    /// Cases in one matrix (the bundle reader's entry bound allows both platforms' evidence).
+    pub const MAX_CASES: usize = 4_096;
+    /// Fixture entries in one case (the runner lays each out, the walk records each).
+    pub const MAX_FIXTURE_ENTRIES: usize = 4_096;
+    /// Canaries in one matrix (every capture is searched for each).
+    pub const MAX_CANARIES: usize = 4_096;
+    /// Arguments, environment entries and expectations (JSON facts, needles) of one case.
+    pub const MAX_CASE_ITEMS: usize = 4_096;
+    /// All `fill` bytes of one case: no fixture tmpfs is larger (`/work` is 64 MiB).
+    pub const MAX_CASE_FILL_BYTES: u64 = 64 * 1024 * 1024;
+    /// All `fill` bytes of the matrix: each is hashed once per platform by the verifier.
+    pub const MAX_MATRIX_FILL_BYTES: u64 = 256 * 1024 * 1024;
+}
+
+/// Every bound of [`bounds`] the matrix exceeds; computed from counts and declared sizes alone
+/// (nothing is materialized, no case is judged). Empty when the matrix is within bounds.
+pub fn matrix_bound_failures(matrix: &Matrix) -> Vec<String> {
+    use bounds::*;
+    let mut failures = Vec::new();
+    if matrix.cases.len() > MAX_CASES {
+        failures.push(format!(
+            "the matrix has {} cases, more than {MAX_CASES}",
+            matrix.cases.len()
+        ));
+        return failures;
+    }
+    if matrix.canaries.len() > MAX_CANARIES {
+        failures.push(format!(
+            "the matrix has {} canaries, more than {MAX_CANARIES}",
+            matrix.canaries.len()
+        ));
+    }
+    let mut matrix_fill: u64 = 0;
+    for case in &matrix.cases {
+        let at = &case.id;
+        if case.fixture.len() > MAX_FIXTURE_ENTRIES {
+            failures.push(format!(
+                "case {at}: {} fixture entries, more than {MAX_FIXTURE_ENTRIES}",
+                case.fixture.len()
+            ));
+        }
+        let e = &case.expect;
+        let items = [
+            ("args", case.args.len()),
+            ("env", case.env.len()),
+            ("json facts", e.json.len()),
+            ("stdoutContains", e.stdout_contains.len()),
+            ("stdoutNotContains", e.stdout_not_contains.len()),
+            ("stderrContains", e.stderr_contains.len()),
+        ];
+        for (what, count) in items {
+            if count > MAX_CASE_ITEMS {
+                failures.push(format!(
+                    "case {at}: {count} {what}, more than {MAX_CASE_ITEMS}"
+                ));
+            }
+        }
+        let case_fill = case
+            .fixture
+            .iter()
+            .filter_map(|entry| match entry {
+                FixtureEntry::File {
+                    content: FileContent::Fill { size, .. },
+                    ..
+                } => Some(*size),
+                _ => None,
+            })
+            .fold(0u64, u64::saturating_add);
+        if case_fill > MAX_CASE_FILL_BYTES {
+            failures.push(format!(
+                "case {at}: fill files of {case_fill} bytes in all, more than {MAX_CASE_FILL_BYTES}"
+            ));
+        }
+        matrix_fill = matrix_fill.saturating_add(case_fill);
+    }
+    if matrix_fill > MAX_MATRIX_FILL_BYTES {
+        failures.push(format!(
+            "fill files of {matrix_fill} bytes in all, more than {MAX_MATRIX_FILL_BYTES}"
+        ));
+    }
+    failures
+}
+
 /// Judge one case from what the candidate printed and what the runner recorded.
 ///
 /// Checks, in this order: the record belongs to the case; the candidate was neither timed out
@@ -554,18 +641,25 @@ pub fn layout_failures(fixture: &[FixtureEntry], before: &[FixtureObservation]) 
             failures.push(format!("fixture {path} was not laid out"));
             continue;
         };
-        let expected = match expected_observation(entry) {
+        // Kind, mode and size first: a file's digest (a fill's is streamed) is computed only
+        // when everything cheaper already agrees.
+        let expected = match expected_shape(entry) {
             Ok(e) => e,
             Err(e) => {
                 failures.push(format!("fixture {path} is invalid: {e}"));
                 continue;
             }
         };
-        if obs.kind != expected.kind
-            || obs.sha256 != expected.sha256
+        let shape_differs = obs.kind != expected.kind
             || (expected.kind != "symlink" && obs.mode != expected.mode)
-            || (expected.kind == "file" && obs.size != expected.size)
-        {
+            || (expected.kind == "file" && obs.size != expected.size);
+        let digest_differs = || match entry {
+            FixtureEntry::File { content, .. } => {
+                file_sha256(content).ok().as_ref() != obs.sha256.as_ref()
+            }
+            _ => obs.sha256 != expected.sha256,
+        };
+        if shape_differs || digest_differs() {
             failures.push(format!(
                 "fixture {path} not laid out as declared (saw {} {} {} bytes)",
                 obs.kind, obs.mode, obs.size
@@ -582,21 +676,28 @@ pub fn layout_failures(fixture: &[FixtureEntry], before: &[FixtureObservation]) 
 
 /// What the walk must show for one declared entry (`size` only meaningful for files).
 pub fn expected_observation(entry: &FixtureEntry) -> Result<FixtureObservation, String> {
+    let mut expected = expected_shape(entry)?;
+    if let FixtureEntry::File { content, .. } = entry {
+        expected.sha256 = Some(file_sha256(content)?);
+    }
+    Ok(expected)
+}
+
+/// `expected_observation` without a file's digest (`sha256` is `None` for files): sizes are
+/// arithmetic, so this costs nothing for a fill of any size.
+fn expected_shape(entry: &FixtureEntry) -> Result<FixtureObservation, String> {
     Ok(match entry {
         FixtureEntry::File {
             path,
             content,
             mode,
-        } => {
-            let bytes = file_bytes(content)?;
-            FixtureObservation {
-                path: path.clone(),
-                kind: "file".into(),
-                mode: format_mode(mode_or(mode, DEFAULT_FILE_MODE)?),
-                size: bytes.len() as u64,
-                sha256: Some(sha256_hex(&bytes)),
-            }
-        }
+        } => FixtureObservation {
+            path: path.clone(),
+            kind: "file".into(),
+            mode: format_mode(mode_or(mode, DEFAULT_FILE_MODE)?),
+            size: file_size(content)?,
+            sha256: None,
+        },
         FixtureEntry::Dir { path, mode } => FixtureObservation {
             path: path.clone(),
             kind: "dir".into(),
@@ -741,12 +842,12 @@ pub fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && memchr::memmem::find(haystack, needle).is_some()
 }
 
-/// A file entry's exact bytes.
-pub fn file_bytes(content: &FileContent) -> Result<Vec<u8>, String> {
+/// A file entry's size, validated arithmetically: a `fill` is never materialized here.
+pub fn file_size(content: &FileContent) -> Result<u64, String> {
     match content {
-        FileContent::Text(t) => Ok(t.as_bytes().to_vec()),
-        FileContent::Base64(b) => decode_base64(b),
-        FileContent::Fill { prefix, byte, size } => {
+        FileContent::Text(t) => Ok(t.len() as u64),
+        FileContent::Base64(b) => decode_base64(b).map(|bytes| bytes.len() as u64),
+        FileContent::Fill { prefix, size, .. } => {
             if *size > MAX_FILL_SIZE {
                 return Err(format!("fill size {size} exceeds {MAX_FILL_SIZE}"));
             }
@@ -756,6 +857,39 @@ pub fn file_bytes(content: &FileContent) -> Result<Vec<u8>, String> {
                     prefix.len()
                 ));
             }
+            Ok(*size)
+        }
+    }
+}
+
+/// A file entry's sha256 hex, streamed: a `fill` is hashed in fixed chunks, never held whole.
+pub fn file_sha256(content: &FileContent) -> Result<String, String> {
+    use sha2::{Digest, Sha256};
+    match content {
+        FileContent::Fill { prefix, byte, size } => {
+            file_size(content)?;
+            let mut hasher = Sha256::new();
+            hasher.update(prefix.as_bytes());
+            let chunk = [*byte; 64 * 1024];
+            let mut left = size - prefix.len() as u64;
+            while left > 0 {
+                let n = left.min(chunk.len() as u64) as usize;
+                hasher.update(&chunk[..n]);
+                left -= n as u64;
+            }
+            Ok(hex::encode(hasher.finalize()))
+        }
+        other => file_bytes(other).map(|bytes| sha256_hex(&bytes)),
+    }
+}
+
+/// A file entry's exact bytes (the runner writes them; checks use `file_size`/`file_sha256`).
+pub fn file_bytes(content: &FileContent) -> Result<Vec<u8>, String> {
+    match content {
+        FileContent::Text(t) => Ok(t.as_bytes().to_vec()),
+        FileContent::Base64(b) => decode_base64(b),
+        FileContent::Fill { prefix, byte, size } => {
+            file_size(content)?;
             let mut bytes = Vec::with_capacity(*size as usize);
             bytes.extend_from_slice(prefix.as_bytes());
             bytes.resize(*size as usize, *byte);
@@ -857,6 +991,10 @@ fn parent_of(path: &str) -> Option<&str> {
 /// Every reason the matrix may not be run; `Ok` when there is none. The runner refuses an
 /// invalid matrix; the verifier checks the bundled matrix with the same rules.
 pub fn validate_matrix(matrix: &Matrix) -> Result<(), Vec<String>> {
+    let bound_failures = matrix_bound_failures(matrix);
+    if !bound_failures.is_empty() {
+        return Err(bound_failures);
+    }
     let mut problems = Vec::new();
     if matrix.schema_version != 1 {
         problems.push(format!(
@@ -939,9 +1077,11 @@ fn validate_case(case: &Case, at: &str, problems: &mut Vec<String>) {
     if case.deadline_ms == Some(0) {
         problems.push(format!("{at}: deadlineMs must be positive"));
     }
+    // Symlinks and non-directories declared so far: each new path's ancestors are looked up
+    // (O(depth log n) per entry), never every earlier entry scanned (quadratic).
     let mut paths = BTreeSet::new();
-    let mut symlinks: Vec<&str> = Vec::new();
-    let mut leaves: Vec<&str> = Vec::new();
+    let mut symlinks: BTreeSet<&str> = BTreeSet::new();
+    let mut leaves: BTreeSet<&str> = BTreeSet::new();
     for entry in &case.fixture {
         let path = entry_path(entry);
         if let Err(e) = check_fixture_path(path) {
@@ -952,38 +1092,38 @@ fn validate_case(case: &Case, at: &str, problems: &mut Vec<String>) {
             problems.push(format!("{at}: fixture path {path} is declared twice"));
             continue;
         }
-        for link in &symlinks {
-            if path.starts_with(&format!("{link}/")) {
+        let mut ancestor = parent_of(path);
+        while let Some(a) = ancestor {
+            if symlinks.contains(a) {
                 problems.push(format!(
-                    "{at}: fixture path {path} lies below the symlink {link}; declare the real path"
+                    "{at}: fixture path {path} lies below the symlink {a}; declare the real path"
                 ));
             }
-        }
-        for leaf in &leaves {
-            if path.starts_with(&format!("{leaf}/")) {
+            if leaves.contains(a) {
                 problems.push(format!(
-                    "{at}: fixture path {path} lies below the non-directory {leaf}"
+                    "{at}: fixture path {path} lies below the non-directory {a}"
                 ));
             }
+            ancestor = parent_of(a);
         }
         match entry {
             FixtureEntry::File { content, mode, .. } => {
-                if let Err(e) = file_bytes(content) {
+                if let Err(e) = file_size(content) {
                     problems.push(format!("{at}: fixture {path}: {e}"));
                 }
                 check_mode(mode, path, at, problems);
-                leaves.push(path);
+                leaves.insert(path);
             }
             FixtureEntry::Dir { mode, .. } => check_mode(mode, path, at, problems),
             FixtureEntry::Fifo { mode, .. } => {
                 check_mode(mode, path, at, problems);
-                leaves.push(path);
+                leaves.insert(path);
             }
             FixtureEntry::Symlink { target, .. } => {
                 if target.is_empty() || target.contains('\0') {
                     problems.push(format!("{at}: fixture {path}: symlink target is empty"));
                 }
-                symlinks.push(path);
+                symlinks.insert(path);
             }
         }
     }
@@ -1913,5 +2053,88 @@ mod tests {
             "case Bad_Id: json pointer \"c\" must be empty or start with /",
         ];
         assert_eq!(problems, expected);
+    }
+
+    fn fill(path: &str, size: u64) -> FixtureEntry {
+        FixtureEntry::File {
+            path: path.into(),
+            content: FileContent::Fill {
+                prefix: "{".into(),
+                byte: b' ',
+                size,
+            },
+            mode: None,
+        }
+    }
+
+    #[test]
+    fn a_fill_is_sized_and_hashed_without_being_materialized() {
+        let content = FileContent::Fill {
+            prefix: "{ ".into(),
+            byte: b'x',
+            size: 200_000,
+        };
+        assert_eq!(file_size(&content).unwrap(), 200_000);
+        let bytes = file_bytes(&content).unwrap();
+        assert_eq!(file_sha256(&content).unwrap(), sha256_hex(&bytes));
+        let too_big = FileContent::Fill {
+            prefix: String::new(),
+            byte: 0,
+            size: MAX_FILL_SIZE + 1,
+        };
+        assert!(file_size(&too_big).is_err());
+        assert!(file_sha256(&too_big).is_err());
+    }
+
+    #[test]
+    fn matrix_bounds_are_counted_before_validation() {
+        let mut many_entries = case();
+        many_entries.fixture = (0..bounds::MAX_FIXTURE_ENTRIES + 1)
+            .map(|i| FixtureEntry::Dir {
+                path: format!("/work/d{i}"),
+                mode: None,
+            })
+            .collect();
+        let mut fills = case();
+        fills.id = "fills".into();
+        // Five 16 MiB fills: 80 MiB in one case, more than any fixture tmpfs holds.
+        fills.fixture = (0..5)
+            .map(|i| fill(&format!("/work/f{i}"), MAX_FILL_SIZE))
+            .collect();
+        let m = matrix(vec![many_entries, fills]);
+        let failures = matrix_bound_failures(&m);
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        assert!(failures[0].contains("fixture entries, more than"));
+        assert!(failures[1].contains("fill files of 83886080 bytes"));
+        assert_eq!(validate_matrix(&m).unwrap_err(), failures);
+        assert!(matrix_bound_failures(&matrix(vec![case()])).is_empty());
+    }
+
+    #[test]
+    fn entries_below_symlinks_and_files_are_found_through_their_ancestors() {
+        let mut c = case();
+        c.fixture = vec![
+            FixtureEntry::Symlink {
+                path: "/work/link".into(),
+                target: "/etc".into(),
+            },
+            fill("/work/file", 10),
+            FixtureEntry::Dir {
+                path: "/work/link/a/b".into(),
+                mode: None,
+            },
+            FixtureEntry::Dir {
+                path: "/work/file/x".into(),
+                mode: None,
+            },
+        ];
+        let problems = validate_matrix(&matrix(vec![c])).unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                "case present: fixture path /work/link/a/b lies below the symlink /work/link; declare the real path",
+                "case present: fixture path /work/file/x lies below the non-directory /work/file",
+            ]
+        );
     }
 }

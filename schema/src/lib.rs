@@ -16,6 +16,7 @@ pub mod platform;
 pub mod policy;
 pub mod receipt;
 pub mod shipped;
+pub mod strict_json;
 pub mod witness;
 
 /// Paths inside the evidence container, shared by the image builder, the runner and the verifier.

@@ -39,9 +39,9 @@ pub struct BoundaryPolicy {
 }
 
 impl BoundaryPolicy {
-    /// Parse a policy document strictly (unknown fields refused).
-    pub fn from_json(bytes: &[u8]) -> Result<Self, serde_json::Error> {
-        serde_json::from_slice(bytes)
+    /// Parse a policy document strictly (unknown fields and duplicate keys refused).
+    pub fn from_json(bytes: &[u8]) -> Result<Self, crate::strict_json::StrictJsonError> {
+        crate::strict_json::from_slice(bytes)
     }
 
     /// `user` split into uid and gid; `None` when it is not `"<uid>:<gid>"` with numeric ids.

@@ -57,6 +57,24 @@ pub fn escape_bytes(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
+/// [`escape`] applied to each line of `text`, the line breaks (`\n`) kept: for messages whose
+/// own layout has several lines (an error and its hint, clap's usage text echoing an argument).
+/// Only use it on text whose line breaks are the program's; a bundle string inside must have
+/// been escaped with [`escape`] first, or its own line breaks would survive.
+pub fn escape_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        match line.strip_suffix('\n') {
+            Some(body) => {
+                out.push_str(&escape(body));
+                out.push('\n');
+            }
+            None => out.push_str(&escape(line)),
+        }
+    }
+    out
+}
+
 /// Whether `c` is escaped by [`escape`].
 pub fn needs_escape(c: char) -> bool {
     if c == '\\' {
@@ -146,6 +164,15 @@ mod tests {
             .collect();
         assert!(format.len() > 160, "{} format characters", format.len());
         assert!(format.iter().all(|c| needs_escape(*c)));
+    }
+
+    #[test]
+    fn escape_lines_keeps_line_breaks_and_escapes_the_rest() {
+        assert_eq!(
+            escape_lines("a\x1b]0;t\x07\nhint: b\r\n"),
+            "a\\u{1b}]0;t\\u{7}\nhint: b\\u{d}\n"
+        );
+        assert_eq!(escape_lines("no newline"), "no newline");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use clap::Parser;
 use scopebox_receipts::selftest;
 use scopebox_receipts::verify::{self, report, VerifyOptions};
 use scopebox_schema::policy::BoundaryPolicy;
+use scopebox_terminal::{escape, escape_lines};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -60,7 +61,28 @@ fn exit_code(outcome: Outcome) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            // clap echoes the offending argument, after its own processing (it drops ANSI
+            // sequences but keeps CR and LF). The error is rendered again from the arguments
+            // escaped whole, so an argument's own line breaks cannot start a forged line;
+            // then every line is escaped too.
+            let escaped_args: Vec<String> = std::env::args_os()
+                .map(|a| escape(&a.to_string_lossy()).into_owned())
+                .collect();
+            let text = match Args::try_parse_from(&escaped_args) {
+                Err(again) if again.kind() == e.kind() => again.render().to_string(),
+                _ => e.render().to_string(),
+            };
+            if e.use_stderr() {
+                warn(&escape_lines(&text));
+                return exit_code(Outcome::Unreadable);
+            }
+            emit(&text);
+            return exit_code(Outcome::Verified);
+        }
+    };
     exit_code(run(&args))
 }
 
@@ -77,7 +99,11 @@ fn run(args: &Args) -> Outcome {
         match std::fs::read_to_string(key) {
             Ok(pem) => options.public_key_pem = Some(pem),
             Err(e) => {
-                eprintln!("error: failed to read the key {}: {e}", key.display());
+                warn(&format!(
+                    "error: failed to read the key {}: {}\n",
+                    escape(&key.display().to_string()),
+                    escape(&e.to_string())
+                ));
                 return Outcome::Unreadable;
             }
         }
@@ -89,7 +115,11 @@ fn run(args: &Args) -> Outcome {
         match parsed {
             Ok(policy) => options.policy = Some(policy),
             Err(e) => {
-                eprintln!("error: failed to read the policy {}: {e}", path.display());
+                warn(&format!(
+                    "error: failed to read the policy {}: {}\n",
+                    escape(&path.display().to_string()),
+                    escape(&e)
+                ));
                 return Outcome::Unreadable;
             }
         }
@@ -114,7 +144,7 @@ fn run(args: &Args) -> Outcome {
             if args.json {
                 print_json(&report::JsonReport::from_error(&shown, &error));
             }
-            eprintln!("error: failed to {error}");
+            warn(&report::render_error(&error));
             Outcome::Unreadable
         }
     }
@@ -135,7 +165,10 @@ fn self_test(args: &Args) -> Outcome {
             }
         }
         Err(error) => {
-            eprintln!("error: failed to {error}");
+            match &error {
+                selftest::SelfTestError::Unreadable(e) => warn(&report::render_error(e)),
+                other => warn(&escape_lines(&format!("error: failed to {other}\n"))),
+            }
             match error {
                 selftest::SelfTestError::BaseRejected(_) => Outcome::Rejected,
                 _ => Outcome::Unreadable,
@@ -145,9 +178,9 @@ fn self_test(args: &Args) -> Outcome {
 }
 
 fn print_json<T: serde::Serialize>(value: &T) {
-    match serde_json::to_string_pretty(value) {
-        Ok(text) => emit(&format!("{text}\n")),
-        Err(e) => eprintln!("error: failed to render JSON: {e}"),
+    match report::to_json_text(value) {
+        Ok(text) => emit(&text),
+        Err(e) => warn(&format!("error: failed to render JSON: {e}\n")),
     }
 }
 
@@ -157,4 +190,10 @@ fn emit(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// Write to stderr (already escaped by the caller).
+fn warn(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -1,5 +1,6 @@
 //! Reading a bundle directory into memory, safely: no symlink is ever followed, every file is
-//! bounded in size, the walk is bounded in depth and count, and names must be UTF-8. Anything
+//! bounded in size, the walk is bounded in depth and count, and names must be UTF-8. The walk
+//! measures first (`lstat`: names, kinds, sizes) and reads only once every bound holds. Anything
 //! that is not a directory or a regular file is recorded (not read) so a check can reject it.
 //! This module reads; it never judges and never writes.
 
@@ -12,8 +13,9 @@ use std::path::{Path, PathBuf};
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// Largest bundle, all files together.
 pub const MAX_TOTAL_BYTES: u64 = 1024 * 1024 * 1024;
-/// Most entries (files, directories and others) a bundle may hold.
-pub const MAX_ENTRIES: usize = 200_000;
+/// Most entries (files, directories and others) a bundle may hold: a run of the most cases a
+/// matrix may have (`judge::bounds::MAX_CASES`, 4,096) on both platforms is 32,768 entries.
+pub const MAX_ENTRIES: usize = 50_000;
 /// Deepest nesting below the bundle root.
 pub const MAX_DEPTH: usize = 32;
 
@@ -74,13 +76,15 @@ impl BundleError {
     }
 
     /// receipt.json exists but does not parse.
-    pub fn receipt(path: &Path, error: serde_json::Error) -> Self {
+    pub fn receipt(path: &Path, error: impl std::fmt::Display) -> Self {
         BundleError::new(path, BundleErrorKind::Receipt(error.to_string()))
     }
 }
 
+/// The first pass: names, kinds and sizes from `lstat` alone, so every bound (entries, depth,
+/// a file's size, the total) is checked before one byte is read.
 struct Walk {
-    files: BTreeMap<String, Vec<u8>>,
+    files: Vec<(String, PathBuf)>,
     irregular: BTreeMap<String, &'static str>,
     total: u64,
     entries: usize,
@@ -96,7 +100,7 @@ impl Bundle {
             return Err(err(BundleErrorKind::NotADirectory));
         }
         let mut walk = Walk {
-            files: BTreeMap::new(),
+            files: Vec::new(),
             irregular: BTreeMap::new(),
             total: 0,
             entries: 0,
@@ -105,18 +109,29 @@ impl Bundle {
         if walk.irregular.contains_key(RECEIPT_FILE) {
             return Err(err(BundleErrorKind::ReceiptNotAFile));
         }
-        let receipt_bytes = walk
-            .files
+        // The second pass: read what the first admitted (each read bounded again, in case a
+        // file grew since it was measured).
+        let mut files = BTreeMap::new();
+        let mut total = 0u64;
+        for (rel, path) in walk.files {
+            let bytes = read_bounded(&path).map_err(err)?;
+            total += bytes.len() as u64;
+            if total > MAX_TOTAL_BYTES {
+                return Err(err(BundleErrorKind::TooLarge));
+            }
+            files.insert(rel, bytes);
+        }
+        let receipt_bytes = files
             .remove(RECEIPT_FILE)
             .ok_or_else(|| err(BundleErrorKind::NoReceipt))?;
-        let envelope_bytes = walk.files.remove(ENVELOPE_FILE);
-        let provenance_envelope_bytes = walk.files.remove(crate::receipt::PROVENANCE_ENVELOPE_FILE);
+        let envelope_bytes = files.remove(ENVELOPE_FILE);
+        let provenance_envelope_bytes = files.remove(crate::receipt::PROVENANCE_ENVELOPE_FILE);
         Ok(Bundle {
             root: root.to_path_buf(),
             receipt_bytes,
             envelope_bytes,
             provenance_envelope_bytes,
-            files: walk.files,
+            files,
             irregular: walk.irregular,
         })
     }
@@ -154,12 +169,15 @@ fn walk_dir(dir: &Path, rel: &str, depth: usize, walk: &mut Walk) -> Result<(), 
         } else if file_type.is_dir() {
             walk_dir(&entry.path(), &child, depth + 1, walk)?;
         } else if file_type.is_file() {
-            let bytes = read_bounded(&entry.path())?;
-            walk.total += bytes.len() as u64;
+            let size = entry.metadata()?.len();
+            if size > MAX_FILE_BYTES {
+                return Err(BundleErrorKind::FileTooLarge);
+            }
+            walk.total += size;
             if walk.total > MAX_TOTAL_BYTES {
                 return Err(BundleErrorKind::TooLarge);
             }
-            walk.files.insert(child, bytes);
+            walk.files.push((child, entry.path()));
         } else {
             walk.irregular.insert(child, special_kind(&file_type));
         }
@@ -196,12 +214,18 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, BundleErrorKind> {
         options.custom_flags(0o400000 | 0o4000);
     }
     let file = options.open(path)?;
-    if !file.metadata()?.is_file() {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
         return Err(BundleErrorKind::Io(std::io::Error::other(
             "a file changed kind while it was read",
         )));
     }
-    let mut bytes = Vec::new();
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(BundleErrorKind::FileTooLarge);
+    }
+    // Sized from the metadata (the `Take` below hides it from `read_to_end`): one allocation,
+    // no regrowth copies.
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
     file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(BundleErrorKind::FileTooLarge);

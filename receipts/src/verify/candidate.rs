@@ -49,10 +49,18 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
     // The archive itself: regenerate the pack manifest from its bytes.
     match p.ctx.bytes(&blob_path(&inputs.candidate_archive.sha256)) {
         Err(e) => archive_failures.push(format!("the candidate archive's bytes: {e}")),
-        Ok(bytes) => match archive::read_archive(&inputs.candidate_archive.name, bytes) {
-            Err(e) => archive_failures.push(format!("failed to {e}")),
+        Ok(bytes) => match p
+            .ctx
+            .archive(
+                &inputs.candidate_archive.name,
+                &inputs.candidate_archive.sha256,
+                bytes,
+            )
+            .as_ref()
+        {
+            Err(e) => archive_failures.push(e.clone()),
             Ok(files) => {
-                let regenerated = archive::manifest(&inputs.candidate_archive.name, bytes, &files);
+                let regenerated = archive::manifest(&inputs.candidate_archive.name, bytes, files);
                 if pack.as_ref().ok() != Some(&regenerated) {
                     archive_failures.push(format!(
                         "{} is not the manifest of the bundled archive's bytes",

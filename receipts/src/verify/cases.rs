@@ -5,6 +5,7 @@
 //! the sentinel marker are re-checked directly from the captures and records; the summary counts
 //! are recomputed. It never trusts a recorded verdict or count.
 
+use super::bounds::MAX_OBSERVATIONS;
 use super::witness::case_witness_path;
 use super::{Checks, Context, PlatformContext};
 use crate::evidence::{
@@ -76,9 +77,8 @@ pub(crate) fn check_matrix(ctx: &Context, checks: &mut Checks) {
         digest_failures,
     );
 
-    let matrix = ctx.parse::<Matrix>(MATRIX_FILE);
     let mut valid_failures = Vec::new();
-    match &matrix {
+    match &ctx.matrix {
         Err(e) => valid_failures.push(e.clone()),
         Ok(m) => {
             if let Err(problems) = validate_matrix(m) {
@@ -104,7 +104,7 @@ pub(crate) fn check_matrix(ctx: &Context, checks: &mut Checks) {
 
 /// Every case family, for one platform.
 pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
-    let matrix = match p.ctx.parse::<Matrix>(MATRIX_FILE) {
+    let matrix = match &p.ctx.matrix {
         Ok(m) => m,
         Err(e) => {
             for (id, title) in CASE_CHECKS {
@@ -113,7 +113,7 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
             return;
         }
     };
-    judge_cases(p, &matrix, checks);
+    judge_cases(p, matrix, checks);
 }
 
 #[derive(Default)]
@@ -160,8 +160,9 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
         .filter_map(|p| p.strip_prefix(&prefix))
         .filter_map(|rest| rest.split_once('/').map(|(id, _)| id))
         .collect();
+    let matrix_id_set: BTreeSet<&str> = matrix_ids.iter().copied().collect();
     for id in &evidence_ids {
-        if !matrix_ids.contains(id) {
+        if !matrix_id_set.contains(id) {
             f.coverage.push(format!(
                 "evidence for case {id}, which the matrix does not have"
             ));
@@ -194,6 +195,18 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
                 continue;
             }
         };
+        let observations = record
+            .fixtures_before
+            .len()
+            .max(record.fixtures_after.len());
+        if observations > MAX_OBSERVATIONS {
+            f.coverage.push(format!(
+                "case {id}: the record holds {observations} fixture observations, more than {MAX_OBSERVATIONS}"
+            ));
+            f.pass
+                .push(format!("case {id}: not judged (record beyond bounds)"));
+            continue;
+        }
         judged += 1;
 
         // Captures: the receipt's per-case digests and the record's digests are the bytes here.

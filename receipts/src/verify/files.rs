@@ -19,6 +19,7 @@ use crate::receipt::{
     IMAGE_CONFIG_FILE, IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE,
     POLICY_FILE, RECEIPT_FILE, RECIPE_FILE,
 };
+use std::collections::BTreeSet;
 
 /// The fixed files every bundle holds at its top.
 pub(crate) const FIXED_FILES: [&str; 3] = [MATRIX_FILE, POLICY_FILE, RECIPE_FILE];
@@ -121,7 +122,7 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     );
 
     let mut layout = Vec::new();
-    let platforms: Vec<(&str, Vec<&str>)> = receipt
+    let platforms: Vec<(&str, BTreeSet<&str>)> = receipt
         .platforms
         .iter()
         .map(|run| {
@@ -170,7 +171,7 @@ fn is_safe_relative(path: &str) -> bool {
 }
 
 /// A path the v2 layout allows in a bundle of these platforms (directory, case ids).
-fn allowed_in_bundle(path: &str, platforms: &[(&str, Vec<&str>)]) -> bool {
+fn allowed_in_bundle(path: &str, platforms: &[(&str, BTreeSet<&str>)]) -> bool {
     if FIXED_FILES.contains(&path) || OPTIONAL_FILES.contains(&path) {
         return true;
     }
@@ -188,7 +189,7 @@ fn allowed_in_bundle(path: &str, platforms: &[(&str, Vec<&str>)]) -> bool {
 }
 
 /// A platform-relative path the layout allows, given the platform's case ids.
-fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
+fn allowed_path(path: &str, case_ids: &BTreeSet<&str>) -> bool {
     if PLATFORM_FILES.contains(&path) {
         return true;
     }
@@ -216,7 +217,7 @@ fn allowed_path(path: &str, case_ids: &[&str]) -> bool {
         return false;
     };
     match case_part.split_once('/') {
-        Some((id, file)) => case_ids.contains(&id) && RUN_FILES.contains(&file),
+        Some((id, file)) => case_ids.contains(id) && RUN_FILES.contains(&file),
         None => false,
     }
 }
@@ -235,7 +236,7 @@ mod tests {
 
     #[test]
     fn layout_allows_only_known_paths() {
-        let ids = ["one"];
+        let ids: BTreeSet<&str> = ["one"].into();
         assert!(allowed_path("evidence/cases/one/stdout", &ids));
         assert!(allowed_path("evidence/cases/one/witness.json", &ids));
         assert!(allowed_path(
@@ -249,7 +250,7 @@ mod tests {
         assert!(!allowed_path("evidence/controls/other/witness.json", &ids));
         assert!(!allowed_path("evidence/controls/memfd-exec/extra", &ids));
         assert!(allowed_path("outer/execution.json", &ids));
-        let platforms = [("platforms/linux-arm64", ids.to_vec())];
+        let platforms = [("platforms/linux-arm64", ids.clone())];
         assert!(allowed_in_bundle(
             "platforms/linux-arm64/evidence/cases/one/stdout",
             &platforms

@@ -8,7 +8,6 @@
 //! could abuse. Changing any input — matrix, cases, candidate, runner — changes the image ID.
 
 use super::{Checks, PlatformContext};
-use crate::archive;
 use crate::digest::{is_sha256_hex, sha256_hex};
 use crate::image::{self, Contents, Recipe, WitnessBinary};
 use crate::layout;
@@ -101,7 +100,7 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
     let mut layer_failures = Vec::new();
     let config: Option<Value> = config_bytes
         .ok()
-        .and_then(|b| serde_json::from_slice(b).ok());
+        .and_then(|b| crate::strict_json::from_slice(b).ok());
     match &config {
         None => layer_failures.push(format!(
             "{} is not a JSON document",
@@ -303,8 +302,12 @@ fn regenerate(p: &PlatformContext) -> Result<image::Image, Vec<String>> {
     if !failures.is_empty() {
         return Err(failures);
     }
-    let candidate = archive::read_archive(&inputs.candidate_archive.name, archive_bytes)
-        .map_err(|e| vec![format!("failed to {e}")])?;
+    let read = ctx.archive(
+        &inputs.candidate_archive.name,
+        &inputs.candidate_archive.sha256,
+        archive_bytes,
+    );
+    let candidate = read.as_ref().as_ref().map_err(|e| vec![e.clone()])?;
     let witnesses: Vec<WitnessBinary> = witness_bytes
         .iter()
         .map(|(machine, bytes)| WitnessBinary { machine, bytes })
@@ -314,7 +317,7 @@ fn regenerate(p: &PlatformContext) -> Result<image::Image, Vec<String>> {
         recipe_bytes,
         &Contents {
             platform: p.run.platform,
-            candidate: &candidate,
+            candidate,
             runner,
             sentinel,
             matrix,

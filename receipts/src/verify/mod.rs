@@ -15,6 +15,7 @@
 
 mod blobs;
 mod boundary;
+pub mod bounds;
 pub mod bundle;
 mod candidate;
 mod cases;
@@ -29,11 +30,14 @@ mod witness;
 
 pub use bundle::{Bundle, BundleError, BundleErrorKind};
 pub use execution::{cleanup_failures, completion_failures, lifecycle_failures};
+pub use report::SIGNATURE_NOT_CHECKED;
 
 use crate::digest::sha256_hex;
+use crate::matrix::Matrix;
 use crate::platform::Platform;
 use crate::policy::BoundaryPolicy;
-use crate::receipt::{PlatformRun, Receipt, SCHEMA_VERSION};
+use crate::receipt::{PlatformRun, Receipt, MATRIX_FILE, SCHEMA_VERSION};
+use crate::strict_json;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -139,8 +143,21 @@ pub struct Report {
     /// True only when every check passed.
     pub verified: bool,
     pub checks: Vec<Check>,
+    /// Checks that were not run and why (the envelope's signature without `--key`): never a
+    /// pass, never shown with a ✓.
+    #[serde(default)]
+    pub not_checked: Vec<NotChecked>,
     /// Things the reader should know that are not failures (e.g. a signature not checked).
     pub notes: Vec<String>,
+}
+
+/// A check that could not be run with what was given, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NotChecked {
+    pub id: String,
+    pub title: String,
+    pub reason: String,
 }
 
 impl Report {
@@ -158,6 +175,7 @@ impl Report {
 #[derive(Debug, Default)]
 pub(crate) struct Checks {
     list: Vec<Check>,
+    not_checked: Vec<NotChecked>,
     notes: Vec<String>,
     scope: Option<Platform>,
     signer_key_id: Option<String>,
@@ -196,6 +214,28 @@ impl Checks {
         });
     }
 
+    /// A check that was not run (and so neither passed nor failed), with the reason.
+    pub(crate) fn not_checked(&mut self, id: &str, title: &str, reason: impl Into<String>) {
+        self.not_checked.push(NotChecked {
+            id: id.to_string(),
+            title: title.to_string(),
+            reason: reason.into(),
+        });
+    }
+
+    /// The report of these checks.
+    fn into_report(self, bundle: &Bundle, subject: Subject) -> Report {
+        Report {
+            bundle: bundle.root.display().to_string(),
+            subject,
+            verified: self.all_ok(),
+            checks: self.list,
+            not_checked: self.not_checked,
+            notes: self.notes,
+        }
+    }
+
+    #[allow(dead_code)] // for families with something to say that is neither pass nor fail
     pub(crate) fn note(&mut self, note: impl Into<String>) {
         self.notes.push(note.into());
     }
@@ -211,13 +251,20 @@ impl Checks {
 }
 
 /// Everything the check families share: the bundle, the parsed receipt, the policy judged
-/// against, and each file's digest (computed once).
+/// against, each file's digest (computed once) and the matrix (parsed once, within bounds).
 pub(crate) struct Context<'a> {
     pub bundle: &'a Bundle,
     pub receipt: &'a Receipt,
     pub policy: &'a BoundaryPolicy,
     pub digests: BTreeMap<&'a str, String>,
+    pub matrix: Result<Matrix, String>,
+    /// Candidate archives unpacked so far, by (name, sha256): `image` and `candidate` both
+    /// need the files, and inflating twice was a fifth of the verification time.
+    archives: std::cell::RefCell<BTreeMap<(String, String), ArchiveRead>>,
 }
+
+/// An unpacked candidate archive, or the failure line of unpacking it.
+pub(crate) type ArchiveRead = std::rc::Rc<Result<Vec<crate::archive::ArchiveFile>, String>>;
 
 impl<'a> Context<'a> {
     /// The bytes of a bundle file, or a failure line naming it.
@@ -229,10 +276,24 @@ impl<'a> Context<'a> {
             .ok_or_else(|| format!("{path} is missing"))
     }
 
-    /// A bundle file parsed strictly as `T`, or a failure line naming it.
+    /// A bundle file parsed strictly as `T` (`strict_json`: no duplicate key at any depth, one
+    /// value, the type's own unknown-field rules), or a failure line naming it.
     pub fn parse<T: DeserializeOwned>(&self, path: &str) -> Result<T, String> {
         let bytes = self.bytes(path)?;
-        serde_json::from_slice(bytes).map_err(|e| format!("{path} does not parse: {e}"))
+        strict_json::from_slice(bytes).map_err(|e| format!("{path} does not parse: {e}"))
+    }
+
+    /// The candidate archive `name` with bytes `bytes` (digest `sha256`), unpacked once.
+    pub fn archive(&self, name: &str, sha256: &str, bytes: &[u8]) -> ArchiveRead {
+        let key = (name.to_string(), sha256.to_string());
+        if let Some(read) = self.archives.borrow().get(&key) {
+            return read.clone();
+        }
+        let read = std::rc::Rc::new(
+            crate::archive::read_archive(name, bytes).map_err(|e| format!("failed to {e}")),
+        );
+        self.archives.borrow_mut().insert(key, read.clone());
+        read
     }
 
     /// The recomputed sha256 of a bundle file, if present.
@@ -286,8 +347,24 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
     if let Some(report) = other_schema(bundle)? {
         return Ok(report);
     }
-    let receipt: Receipt = serde_json::from_slice(&bundle.receipt_bytes)
+    let receipt: Receipt = strict_json::from_slice(&bundle.receipt_bytes)
         .map_err(|e| BundleError::receipt(&bundle.root, e))?;
+    // Counts first: a receipt or matrix beyond the bounds is rejected by `bundle.bounds` before
+    // any digest is computed or any case judged.
+    let matrix = bundle
+        .files
+        .get(MATRIX_FILE)
+        .ok_or_else(|| format!("{MATRIX_FILE} is missing"))
+        .and_then(|bytes| {
+            strict_json::from_slice::<Matrix>(bytes)
+                .map_err(|e| format!("{MATRIX_FILE} does not parse: {e}"))
+        });
+    let bound_failures = bounds::failures(&receipt, matrix.as_ref().ok());
+    if !bound_failures.is_empty() {
+        let mut checks = Checks::default();
+        checks.record("bundle.bounds", bounds::TITLE, bound_failures);
+        return Ok(checks.into_report(bundle, Subject::of(&receipt)));
+    }
     let reference;
     let policy = match &options.policy {
         Some(p) => p,
@@ -306,8 +383,11 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
         receipt: &receipt,
         policy,
         digests,
+        matrix,
+        archives: Default::default(),
     };
     let mut checks = Checks::default();
+    checks.record("bundle.bounds", bounds::TITLE, Vec::new());
     execution::check_header(&ctx, &mut checks);
     files::check(&ctx, &mut checks);
     platforms::check(&ctx, options, &mut checks);
@@ -333,13 +413,7 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
     crate::provenance::check(&ctx, options, &mut checks);
     let mut subject = Subject::of(&receipt);
     subject.signer_key_id = checks.signer_key_id.take();
-    Ok(Report {
-        bundle: bundle.root.display().to_string(),
-        subject,
-        verified: checks.all_ok(),
-        checks: checks.list,
-        notes: checks.notes,
-    })
+    Ok(checks.into_report(bundle, subject))
 }
 
 /// A receipt of another schema version is rejected by one named check (`receipt.schema`) and
@@ -353,7 +427,7 @@ fn other_schema(bundle: &Bundle) -> Result<Option<Report>, BundleError> {
         #[serde(rename = "runId")]
         run_id: Option<serde_json::Value>,
     }
-    let version: Version = serde_json::from_slice(&bundle.receipt_bytes)
+    let version: Version = strict_json::from_slice(&bundle.receipt_bytes)
         .map_err(|e| BundleError::receipt(&bundle.root, e))?;
     let found = version.schema_version.as_ref().and_then(|v| v.as_u64());
     if found == Some(u64::from(SCHEMA_VERSION)) {
@@ -369,19 +443,14 @@ fn other_schema(bundle: &Bundle) -> Result<Option<Report>, BundleError> {
             None => "no numeric schemaVersion".to_string(),
         }],
     );
-    Ok(Some(Report {
-        bundle: bundle.root.display().to_string(),
-        subject: Subject {
-            run_id: version
-                .run_id
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            ..Subject::default()
-        },
-        verified: false,
-        checks: checks.list,
-        notes: checks.notes,
-    }))
+    let subject = Subject {
+        run_id: version
+            .run_id
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        ..Subject::default()
+    };
+    Ok(Some(checks.into_report(bundle, subject)))
 }
 
 /// The built-in reference policy.

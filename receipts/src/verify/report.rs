@@ -1,9 +1,18 @@
 //! Rendering a verification outcome for people (a ✓/✗ check list with the reason of every
 //! failure) and for machines (`--json`, the same list as a versioned document). Rendering only:
-//! it never decides anything and never prints a check that was not run.
+//! it never decides anything and never prints a check that was not run with a ✓ (a check not
+//! run is shown with `-` and its reason). Every bundle-derived string (run id, archive names,
+//! failure lines quoting file names, keys, case ids or serde's error text) is escaped for the
+//! terminal with `scopebox_terminal::escape` in the human report; the JSON document keeps
+//! every value exactly.
 
-use super::{BundleError, Report};
+use super::{BundleError, BundleErrorKind, Report};
+use scopebox_terminal::escape;
 use serde::{Deserialize, Serialize};
+
+/// Why `signature.verified` is not run when the bundle has an envelope but no `--key` was given.
+pub const SIGNATURE_NOT_CHECKED: &str =
+    "no --key given: the envelope's signature was not checked against any key";
 
 /// The `--json` document, version 1.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,6 +29,9 @@ pub struct JsonReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<super::Subject>,
     pub checks: Vec<super::Check>,
+    /// Checks not run and why (e.g. the signature without `--key`).
+    #[serde(default)]
+    pub not_checked: Vec<super::NotChecked>,
     pub notes: Vec<String>,
 }
 
@@ -37,6 +49,7 @@ impl JsonReport {
             error: None,
             subject: Some(report.subject.clone()),
             checks: report.checks.clone(),
+            not_checked: report.not_checked.clone(),
             notes: report.notes.clone(),
         }
     }
@@ -49,6 +62,7 @@ impl JsonReport {
             error: Some(format!("failed to {error}")),
             subject: None,
             checks: Vec::new(),
+            not_checked: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -58,25 +72,30 @@ impl JsonReport {
 /// was not covered, and the signer when a key was checked.
 pub fn render_subject(subject: &super::Subject) -> String {
     let mut out = String::new();
-    out.push_str(&format!("  run      {}\n", subject.run_id));
-    out.push_str(&format!("  matrix   sha256:{}\n", subject.matrix_sha256));
+    out.push_str(&format!("  run      {}\n", escape(&subject.run_id)));
+    out.push_str(&format!(
+        "  matrix   sha256:{}\n",
+        escape(&subject.matrix_sha256)
+    ));
     for p in &subject.platforms {
         out.push_str(&format!(
             "  {:<12} candidate {} sha256:{}\n  {:<12} image {}{}\n",
-            p.platform,
-            p.candidate_archive,
-            p.candidate_sha256,
+            escape(&p.platform),
+            escape(&p.candidate_archive),
+            escape(&p.candidate_sha256),
             "",
-            p.image_id,
+            escape(&p.image_id),
             if p.emulated { " (emulated)" } else { "" }
         ));
     }
     for n in &subject.not_covered {
-        out.push_str(&format!("  NOT COVERED {n}\n"));
+        out.push_str(&format!("  NOT COVERED {}\n", escape(n)));
     }
     match &subject.signer_key_id {
-        Some(k) => out.push_str(&format!("  signer   key id {k}\n")),
-        None => out.push_str("  signer   not checked (no --key)\n"),
+        Some(k) => out.push_str(&format!("  signer   key id {}\n", escape(k))),
+        None => {
+            out.push_str("  signer   none: no signature was checked against any key (no --key)\n")
+        }
     }
     out
 }
@@ -84,33 +103,181 @@ pub fn render_subject(subject: &super::Subject) -> String {
 /// The human check list.
 pub fn render_text(report: &Report) -> String {
     let mut out = String::new();
-    out.push_str(&format!("scopebox-verify {}\n", report.bundle));
+    out.push_str(&format!("scopebox-verify {}\n", escape(&report.bundle)));
     out.push_str(&render_subject(&report.subject));
     for check in &report.checks {
+        let id = escape(&check.id);
+        let title = escape(&check.title);
         if check.ok {
-            out.push_str(&format!("  ✓ {:<22} {}\n", check.id, check.title));
+            out.push_str(&format!("  ✓ {id:<22} {title}\n"));
         } else {
-            out.push_str(&format!("  ✗ {:<22} {}\n", check.id, check.title));
+            out.push_str(&format!("  ✗ {id:<22} {title}\n"));
             for failure in &check.failures {
-                out.push_str(&format!("      - {failure}\n"));
+                out.push_str(&format!("      - {}\n", escape(failure)));
             }
         }
     }
+    for skipped in &report.not_checked {
+        out.push_str(&format!(
+            "  - {:<22} {}: NOT CHECKED ({})\n",
+            escape(&skipped.id),
+            escape(&skipped.title),
+            escape(&skipped.reason)
+        ));
+    }
     for note in &report.notes {
-        out.push_str(&format!("  note: {note}\n"));
+        out.push_str(&format!("  note: {}\n", escape(note)));
     }
     let failed = report.checks.iter().filter(|c| !c.ok).count();
+    let unchecked = if report.not_checked.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; not checked: {}",
+            report
+                .not_checked
+                .iter()
+                .map(|n| n.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     if report.verified {
         out.push_str(&format!(
-            "verified: all {} checks passed\n",
+            "verified: all {} checks passed{unchecked}\n",
             report.checks.len()
         ));
     } else {
         out.push_str(&format!(
-            "rejected: {failed} of {} checks failed ({})\n",
+            "rejected: {failed} of {} checks failed ({}){unchecked}\n",
             report.checks.len(),
-            report.failed_ids().join(", ")
+            escape(&report.failed_ids().join(", "))
         ));
     }
     out
+}
+
+/// A `BundleError` for a terminal: the bundle path and any bundle-derived text (serde's error
+/// on receipt.json quotes its keys and values) escaped, the message's own hint lines kept.
+pub fn render_error(error: &BundleError) -> String {
+    let kind = match &error.kind {
+        BundleErrorKind::Receipt(text) => format!(
+            "receipt.json does not parse as a version 2 receipt: {}",
+            escape(text)
+        ),
+        BundleErrorKind::Io(e) => escape(&e.to_string()).into_owned(),
+        other => other.to_string(),
+    };
+    format!(
+        "error: failed to read the bundle {}: {kind}\n",
+        escape(&error.path.display().to_string())
+    )
+}
+
+/// `value` as pretty JSON that is also safe on a terminal: every character
+/// `scopebox_terminal::needs_escape` names (C1 controls, bidi overrides, zero-width and other
+/// format characters, which JSON allows raw) is written as a `\uXXXX` escape (a surrogate
+/// pair above U+FFFF). A JSON reader gets exactly the same strings back.
+pub fn to_json_text<T: Serialize>(value: &T) -> serde_json::Result<String> {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        TerminalSafe(serde_json::ser::PrettyFormatter::new()),
+    );
+    value.serialize(&mut ser)?;
+    out.push(b'\n');
+    // serde_json writes UTF-8 only.
+    Ok(String::from_utf8(out).unwrap_or_default())
+}
+
+/// A JSON formatter that escapes terminal-unsafe characters inside strings and otherwise
+/// formats like the one it wraps.
+struct TerminalSafe<F>(F);
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for TerminalSafe<F> {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            // The backslash itself is never inside a fragment (serde_json escapes it).
+            if c != '\\' && scopebox_terminal::needs_escape(c) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    write!(writer, "\\u{:04x}", unit)?;
+                }
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn end_object_key<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_key(w)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_text_escapes_what_a_terminal_would_act_on_and_keeps_every_value() {
+        let value = serde_json::json!({
+            "k\u{202e}": ["\u{1b}[2J\u{9b}\u{200b}\u{feff}\u{1d173}\\ ok é"]
+        });
+        let text = to_json_text(&value).unwrap();
+        assert!(
+            !text
+                .chars()
+                .any(|c| c != '\\' && c != '\n' && scopebox_terminal::needs_escape(c)),
+            "{text}"
+        );
+        assert!(text.contains("\\u202e"), "{text}");
+        assert!(
+            text.contains("\\u009b\\u200b\\ufeff\\ud834\\udd73"),
+            "{text}"
+        );
+        assert!(text.contains(" ok é"), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
+    }
 }
