@@ -173,8 +173,8 @@ pub struct SignArgs {
     /// The private key (PKCS#8 PEM, from `scopebox keygen`)
     #[arg(long, value_name = "PREFIX.pem")]
     pub key: PathBuf,
-    /// Replace an existing BUNDLE/receipt.dsse.json and provenance.dsse.json (regular files
-    /// only; never a link)
+    /// Replace an existing BUNDLE/receipt.dsse.json and BUNDLE/provenance.dsse.json (a
+    /// regular file only; never a link)
     #[arg(long)]
     pub force: bool,
     /// Print a JSON summary on stdout
@@ -436,19 +436,26 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
         ),
         source: e,
     };
-    let pem = std::fs::read_to_string(&args.key).map_err(|e| signing(Box::new(e)))?;
-    // The test-result statement first: its signing refuses a bundle that does not verify.
-    let envelope = scopebox_receipts::attestation::sign_bundle_with(
-        &args.bundle,
-        &pem,
-        scopebox_receipts::attestation::SignOptions { force: args.force },
-    )
-    .map_err(|e| signing(Box::new(e)))?;
-    let provenance = scopebox_receipts::provenance::sign_bundle(&args.bundle, &pem, args.force)
-        .map_err(|e| signing(Box::new(e)))?;
     let provenance_path = args
         .bundle
         .join(scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE);
+    // Refused before anything is signed, like an existing receipt.dsse.json.
+    if !args.force && std::fs::symlink_metadata(&provenance_path).is_ok() {
+        return Err(CommandError::Usage(format!(
+            "{} exists; pass --force to replace the signatures",
+            provenance_path.display()
+        )));
+    }
+    let pem = std::fs::read_to_string(&args.key).map_err(|e| signing(Box::new(e)))?;
+    let envelope = scopebox_receipts::attestation::sign_bundle_with_key_file(
+        &args.bundle,
+        &args.key,
+        scopebox_receipts::attestation::SignOptions { force: args.force },
+    )
+    .map_err(|e| signing(Box::new(e)))?;
+    // Then the provenance statement (a pure function of receipt.json), in the same form.
+    let provenance = scopebox_receipts::provenance::sign_bundle(&args.bundle, &pem, args.force)
+        .map_err(|e| signing(Box::new(e)))?;
     match &provenance {
         Some(_) => eprintln!(
             "scopebox: wrote {} (SLSA Provenance v1 of the candidate archive(s) this run built)",
