@@ -1,12 +1,12 @@
 //! The boundary policy made concrete: `images/boundary-policy.json` (fixed, shared with the
-//! verifier) becomes the container create request — network none, read-only root, the user,
+//! verifier) becomes the container's `Sandbox` — network none, read-only root, the user,
 //! cap-drop, no-new-privileges, init, pids/memory/swap/CPU limits, the tmpfs fixture roots, one
 //! labelled named volume at `/evidence` — and nothing else: no binds, no devices, no socket, no
 //! auto-remove. It also names and labels the run's objects. It never checks the policy (that is
 //! `scopebox_schema::policy`) and never talks to the engine.
 
 use crate::engine::{Labels, KEEP_LABEL, LANE_LABEL, OWNER_LABEL, RUN_LABEL};
-use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType};
+use crate::sandbox::{Limits, Sandbox, Tmpfs, VolumeMount};
 use scopebox_schema::platform::Platform;
 use scopebox_schema::policy::BoundaryPolicy;
 use std::path::{Path, PathBuf};
@@ -120,65 +120,71 @@ pub fn platform_labels(run_id: &str, platform: Platform, keep_on_failure: bool) 
     labels
 }
 
-/// The create request: the policy, the image, the volume, the labels, nothing more.
-pub fn create_body(
-    policy: &BoundaryPolicy,
-    image_id: &str,
-    volume: &str,
-    labels: &Labels,
-) -> ContainerCreateBody {
-    create_body_for(policy, image_id, volume, labels, None)
-}
-
-/// The create request of an evidence container that is told the engine's machine
+/// The sandbox of an evidence container: the policy, the image, the volume, the labels,
+/// nothing more. With `engine_machine`, the container is told the engine's machine
 /// (`layout::ENGINE_MACHINE_ENV`): the runner picks the native witness by it. Environment, not
 /// image content: the image stays the same on every host.
-pub fn create_body_for(
+pub fn sandbox(
     policy: &BoundaryPolicy,
     image_id: &str,
+    platform: Platform,
     volume: &str,
     labels: &Labels,
     engine_machine: Option<&str>,
-) -> ContainerCreateBody {
-    let host = HostConfig {
-        network_mode: Some(policy.network_mode.clone()),
-        readonly_rootfs: Some(policy.read_only_root),
-        cap_drop: Some(policy.cap_drop.clone()),
-        security_opt: policy
-            .no_new_privileges
-            .then(|| vec!["no-new-privileges".to_string()]),
-        init: Some(policy.init),
-        pids_limit: Some(policy.pids_limit),
-        memory: Some(policy.memory_bytes),
-        memory_swap: Some(policy.memory_swap_bytes),
-        nano_cpus: Some(policy.nano_cpus),
-        tmpfs: Some(policy.tmpfs.clone().into_iter().collect()),
-        mounts: Some(vec![Mount {
-            target: Some(policy.evidence_volume.clone()),
-            source: Some(volume.to_string()),
-            typ: Some(MountType::VOLUME),
-            read_only: Some(false),
-            ..Default::default()
-        }]),
-        privileged: Some(false),
-        auto_remove: Some(false),
-        ..Default::default()
-    };
-    ContainerCreateBody {
-        image: Some(image_id.to_string()),
-        env: engine_machine.map(|m| {
-            vec![format!(
-                "{}={m}",
-                scopebox_schema::layout::ENGINE_MACHINE_ENV
-            )]
+) -> Sandbox {
+    Sandbox {
+        image: image_id.to_string(),
+        platform: platform.name().to_string(),
+        user: policy.user.clone(),
+        env: engine_machine
+            .map(|m| {
+                vec![(
+                    scopebox_schema::layout::ENGINE_MACHINE_ENV.to_string(),
+                    m.to_string(),
+                )]
+            })
+            .unwrap_or_default(),
+        labels: labels.clone(),
+        network_mode: policy.network_mode.clone(),
+        read_only_root: policy.read_only_root,
+        cap_drop: policy.cap_drop.clone(),
+        no_new_privileges: policy.no_new_privileges,
+        init: policy.init,
+        limits: Limits {
+            pids: Some(policy.pids_limit),
+            memory_bytes: Some(policy.memory_bytes),
+            memory_swap_bytes: Some(policy.memory_swap_bytes),
+            nano_cpus: Some(policy.nano_cpus),
+        },
+        tmpfs: policy
+            .tmpfs
+            .iter()
+            .map(|(target, options)| Tmpfs::new(target, options))
+            .collect(),
+        volume: Some(VolumeMount {
+            name: volume.to_string(),
+            target: policy.evidence_volume.clone(),
         }),
-        user: Some(policy.user.clone()),
-        labels: Some(labels.clone().into_iter().collect()),
-        tty: Some(false),
-        open_stdin: Some(false),
-        attach_stdin: Some(false),
-        host_config: Some(host),
-        ..Default::default()
+    }
+}
+
+/// The sandbox of the platform probe: the image's own entrypoint, confined (no network,
+/// read-only root, cap-drop ALL, no-new-privileges), without limits, tmpfs or volume.
+pub fn probe_sandbox(image_id: &str, platform: Platform, labels: &Labels) -> Sandbox {
+    Sandbox {
+        image: image_id.to_string(),
+        platform: platform.name().to_string(),
+        user: "1000:1000".to_string(),
+        env: Vec::new(),
+        labels: labels.clone(),
+        network_mode: "none".to_string(),
+        read_only_root: true,
+        cap_drop: vec!["ALL".to_string()],
+        no_new_privileges: true,
+        init: false,
+        limits: Limits::default(),
+        tmpfs: Vec::new(),
+        volume: None,
     }
 }
 
@@ -188,26 +194,28 @@ mod tests {
     use crate::toolchain::workspace_root;
 
     #[test]
-    fn the_create_request_carries_the_whole_policy_and_nothing_else() {
+    fn the_sandbox_carries_the_whole_policy_and_nothing_else() {
         let (policy, _) = load_policy(&workspace_root()).unwrap();
         let labels = labels("r1", false);
-        let body = create_body(&policy, "sha256:abc", "vol-1", &labels);
-        let host = body.host_config.as_ref().unwrap();
-        assert_eq!(host.network_mode.as_deref(), Some("none"));
-        assert_eq!(host.readonly_rootfs, Some(true));
-        assert_eq!(host.cap_drop, Some(vec!["ALL".to_string()]));
-        assert_eq!(
-            host.security_opt,
-            Some(vec!["no-new-privileges".to_string()])
+        let sb = sandbox(
+            &policy,
+            "sha256:abc",
+            Platform::LinuxArm64,
+            "vol-1",
+            &labels,
+            Some("x86_64"),
         );
-        assert_eq!(host.init, Some(true));
-        assert_eq!(host.pids_limit, Some(256));
-        assert_eq!(host.memory, Some(2 * 1024 * 1024 * 1024));
-        assert_eq!(host.memory_swap, host.memory);
-        assert_eq!(host.nano_cpus, Some(2_000_000_000));
-        let tmpfs = host.tmpfs.as_ref().unwrap();
+        assert_eq!(sb.image, "sha256:abc");
+        assert_eq!(sb.platform, "linux/arm64");
+        assert_eq!(sb.network_mode, "none");
+        assert!(sb.read_only_root && sb.no_new_privileges && sb.init);
+        assert_eq!(sb.cap_drop, vec!["ALL".to_string()]);
+        assert_eq!(sb.limits.pids, Some(256));
+        assert_eq!(sb.limits.memory_bytes, Some(2 * 1024 * 1024 * 1024));
+        assert_eq!(sb.limits.memory_swap_bytes, sb.limits.memory_bytes);
+        assert_eq!(sb.limits.nano_cpus, Some(2_000_000_000));
         // Every tmpfs of the policy (the work areas and each fixture root), nothing else.
-        assert_eq!(tmpfs.len(), policy.tmpfs.len());
+        assert_eq!(sb.tmpfs.len(), policy.tmpfs.len());
         for root in [
             "/work",
             "/home/node",
@@ -215,22 +223,26 @@ mod tests {
             "/etc/claude-code",
             "/etc/codex",
         ] {
-            assert!(tmpfs.contains_key(root), "{root}");
+            assert!(sb.tmpfs.iter().any(|t| t.target == root), "{root}");
         }
-        for opts in tmpfs.values() {
-            assert!(opts.starts_with("rw,noexec,nosuid,size="), "{opts}");
-            assert!(opts.ends_with("uid=1000,gid=1000"), "{opts}");
+        for t in &sb.tmpfs {
+            assert_eq!(t.joined(), policy.tmpfs[&t.target]);
+            assert_eq!(t.owner(), Some(("1000".into(), "1000".into())));
         }
-        let mounts = host.mounts.as_ref().unwrap();
-        assert_eq!(mounts.len(), 1);
-        assert_eq!(mounts[0].typ, Some(MountType::VOLUME));
-        assert_eq!(mounts[0].target.as_deref(), Some("/evidence"));
-        assert_eq!(mounts[0].source.as_deref(), Some("vol-1"));
-        assert!(host.binds.is_none() && host.devices.is_none());
-        assert_eq!(host.privileged, Some(false));
-        assert_eq!(body.user.as_deref(), Some("1000:1000"));
-        assert_eq!(body.labels.as_ref().unwrap()[RUN_LABEL], "r1");
-        assert!(!body.labels.as_ref().unwrap().contains_key(KEEP_LABEL));
+        assert_eq!(
+            sb.volume,
+            Some(VolumeMount {
+                name: "vol-1".into(),
+                target: "/evidence".into()
+            })
+        );
+        assert_eq!(sb.user, "1000:1000");
+        assert_eq!(
+            sb.env,
+            vec![("SCOPEBOX_ENGINE_MACHINE".to_string(), "x86_64".to_string())]
+        );
+        assert_eq!(sb.labels[RUN_LABEL], "r1");
+        assert!(!sb.labels.contains_key(KEEP_LABEL));
     }
 
     #[test]

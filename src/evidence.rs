@@ -39,6 +39,10 @@ pub fn extract(archive: &[u8], dest: &Path) -> Result<Extracted, EvidenceError> 
     let mut tar = tar::Archive::new(archive);
     let mut done = Extracted::default();
     let mut seen = std::collections::BTreeSet::new();
+    // Docker names the entries below the copied directory's own name (`evidence/…`); Podman 4
+    // roots them at `/` (`/`, `/cases/…`). The first entry says which — Podman's starts with the
+    // directory `/` itself — and every later one must follow the same spelling.
+    let mut spelling = None;
     for (count, entry) in tar.entries().map_err(EvidenceError::Tar)?.enumerate() {
         if count >= MAX_ENTRIES {
             return Err(EvidenceError::Unsafe(format!(
@@ -47,7 +51,9 @@ pub fn extract(archive: &[u8], dest: &Path) -> Result<Extracted, EvidenceError> 
         }
         let mut entry = entry.map_err(EvidenceError::Tar)?;
         let raw = entry.path().map_err(EvidenceError::Tar)?.into_owned();
-        let Some(rel) = strip_top(&raw)? else {
+        let rooted = *spelling
+            .get_or_insert_with(|| raw.as_os_str() == "/" && entry.header().entry_type().is_dir());
+        let Some(rel) = strip_top(&raw, rooted)? else {
             // The top directory itself.
             continue;
         };
@@ -113,11 +119,20 @@ pub fn extract(archive: &[u8], dest: &Path) -> Result<Extracted, EvidenceError> 
 }
 
 /// `evidence/a/b` → `a/b`; `evidence` or `evidence/` → None; anything not below one top
-/// directory, absolute, or with `..` is refused.
-fn strip_top(path: &Path) -> Result<Option<PathBuf>, EvidenceError> {
+/// directory, absolute, or with `..` is refused. With `rooted` (Podman's spelling): `/a/b` →
+/// `a/b`, `/` → None, and a path that is not absolute is refused.
+fn strip_top(path: &Path, rooted: bool) -> Result<Option<PathBuf>, EvidenceError> {
     let unsafe_path = || EvidenceError::Unsafe(format!("unsafe path {}", path.display()));
     let mut parts = Vec::new();
-    for component in path.components() {
+    let mut components = path.components().peekable();
+    if rooted {
+        if components.next() != Some(Component::RootDir) {
+            return Err(unsafe_path());
+        }
+        // The copied directory itself has no name of its own in this spelling.
+        parts.push(std::ffi::OsString::from("evidence"));
+    }
+    for component in components {
         match component {
             Component::Normal(p) => parts.push(p.to_os_string()),
             Component::CurDir => {}
@@ -219,6 +234,43 @@ pub(crate) mod tests {
             assert!(matches!(err, EvidenceError::Unsafe(_)), "{err:?}");
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// Podman 4's spelling of the same export: the copied directory is `/`, its files `/…`.
+    fn rooted_tar(files: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut raw = |kind: tar::EntryType, name: &str, bytes: &[u8]| {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(kind);
+            h.set_mode(0o755);
+            h.set_size(bytes.len() as u64);
+            h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+            h.set_cksum();
+            tar.append(&h, bytes).unwrap();
+        };
+        raw(tar::EntryType::Directory, "/", b"");
+        for (path, bytes) in files {
+            raw(tar::EntryType::Regular, path, bytes);
+        }
+        tar.into_inner().unwrap()
+    }
+
+    #[test]
+    fn podmans_rooted_spelling_lands_the_same_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let tar = rooted_tar(&[("/summary.json", b"{}"), ("/cases/a/stdout", b"out")]);
+        let done = extract(&tar, dir.path()).unwrap();
+        assert_eq!(done.files, 2);
+        assert_eq!(
+            std::fs::read(dir.path().join("cases/a/stdout")).unwrap(),
+            b"out"
+        );
+        // Within the rooted spelling, a relative or escaping name is refused.
+        for bad in ["evidence/x", "/../x", "/cases/../../x"] {
+            let dir = tempfile::tempdir().unwrap();
+            let err = extract(&rooted_tar(&[(bad, b"x")]), dir.path()).unwrap_err();
+            assert!(matches!(err, EvidenceError::Unsafe(_)), "{bad}: {err:?}");
+        }
     }
 
     #[test]

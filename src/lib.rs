@@ -15,4 +15,5 @@ pub mod pack;
 pub mod progress;
 pub mod receipt;
 pub mod run;
+pub mod sandbox;
 pub mod toolchain;

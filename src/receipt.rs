@@ -14,6 +14,7 @@ use crate::pack::Candidate;
 use crate::run::Record;
 use scopebox_receipts::verify::{cleanup_failures, completion_failures};
 use scopebox_schema::digest::{sha256_file, sha256_hex};
+use scopebox_schema::engine::EngineName;
 use scopebox_schema::evidence::CaseRecord;
 use scopebox_schema::evidence::{
     Controls, InnerBoundary, NegativeControl, NegativeControlRecord, PositiveControl,
@@ -321,6 +322,8 @@ pub struct Times {
 
 /// What the engine said about itself, as the receipt records it per platform.
 pub struct EngineFacts<'a> {
+    pub name: EngineName,
+    pub version: &'a str,
     pub architecture: &'a str,
 }
 
@@ -347,7 +350,7 @@ pub fn judge_platform(
         .as_deref()
         .map(serde_json::from_slice::<serde_json::Value>)
     {
-        Some(Ok(doc)) => check_applied(shared.policy, &doc),
+        Some(Ok(doc)) => check_applied(shared.policy, &doc, engine.name),
         Some(Err(e)) => vec![format!("container-inspect: not JSON ({e})")],
         None => vec!["container-inspect: missing".to_string()],
     };
@@ -398,10 +401,22 @@ pub fn judge_platform(
         let record: Option<CaseRecord> = record_bytes
             .as_deref()
             .and_then(|b| serde_json::from_slice(b).ok());
+        // The kernel witness's record of the case: without it a case cannot pass.
+        let witness: Option<scopebox_schema::witness::WitnessRecord> =
+            std::fs::read(case_dir.join(scopebox_schema::witness::WITNESS_FILE))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok());
         let digest = |b: &Option<Vec<u8>>| b.as_deref().map(sha256_hex).unwrap_or_default();
-        let pass = match (&stdout, &stderr, &record) {
-            (Some(out), Some(err), Some(record)) => {
-                let verdict = scopebox_schema::judge::judge(shared.matrix, case, out, err, record);
+        let pass = match (&stdout, &stderr, &record, &witness) {
+            (Some(out), Some(err), Some(record), Some(witness)) => {
+                let verdict = scopebox_schema::judge::judge_witnessed(
+                    shared.matrix,
+                    case,
+                    out,
+                    err,
+                    record,
+                    witness,
+                );
                 if verdict != record.verdict {
                     problems.push(format!(
                         "case {}: re-judged {} ({}), the runner said {} ({})",
@@ -418,6 +433,14 @@ pub fn judge_platform(
                     }
                     verdict.pass
                 }
+            }
+            (Some(_), Some(_), Some(_), None) => {
+                problems.push(format!(
+                    "case {}: no readable kernel witness record ({})",
+                    case.id,
+                    scopebox_schema::witness::WITNESS_FILE
+                ));
+                false
             }
             _ => {
                 problems.push(format!("case {}: no complete evidence (not run)", case.id));
@@ -450,6 +473,8 @@ pub fn judge_platform(
         dir: pdir,
         emulated: engine_platform != Some(inputs.platform),
         engine_architecture: engine.architecture.to_string(),
+        engine: engine.name,
+        engine_version: engine.version.to_string(),
         inputs: inputs.record(),
         boundary: BoundaryRecord {
             policy: shared.policy.clone(),
@@ -556,6 +581,7 @@ fn failed_controls() -> Controls {
             caught: false,
             marker_removed: false,
         },
+        adversarial: Vec::new(),
     }
 }
 

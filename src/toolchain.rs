@@ -1,5 +1,5 @@
 //! Building the workspace's own static binaries (`mcpscope`, `scopebox-runner`,
-//! `scopebox-sentinel`, and the witness once it exists) with cargo, per platform, in a target
+//! `scopebox-sentinel`, `scopebox-witness`) with cargo, per platform, in a target
 //! directory of their own so that a nested cargo (the orchestrator run from `cargo test`) never
 //! waits on the outer build lock. Shipped binaries use the `static` profile (one codegen unit,
 //! LTO, panic=abort, stripped: small and reproducible); the host-only orchestrator keeps the
@@ -17,9 +17,9 @@ pub const STATIC_PROFILE: &str = "static";
 pub const CANDIDATE_PACKAGE: &str = "mcpscope";
 /// The in-box harness: runner and sentinel.
 pub const HARNESS_PACKAGE: &str = "scopebox-harness";
-/// The kernel witness binary the harness builds, when it has one; every image carries it for
-/// every machine (`layout::witness_bin`), so the harness is then built for every platform.
-pub const WITNESS_BIN: Option<&str> = None;
+/// The kernel witness binary the harness builds (`scopebox-witness`); every image carries it for
+/// every machine (`layout::witness_bin`), so the harness is built for every platform.
+pub const WITNESS_BIN: Option<&str> = Some(scopebox_schema::layout::WITNESS_NAME);
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {

@@ -53,8 +53,14 @@ fn leftovers_of_dead_runs_are_swept_and_live_ones_stay() {
         e.create_volume(&names.volume, &dead).await.unwrap();
         e.create_container(
             &names.container,
-            "linux/amd64",
-            boundary::create_body(&policy, &img.id, &names.volume, &dead),
+            &boundary::sandbox(
+                &policy,
+                &img.id,
+                scopebox_schema::platform::Platform::LinuxAmd64,
+                &names.volume,
+                &dead,
+                None,
+            ),
         )
         .await
         .unwrap();

@@ -29,3 +29,8 @@ mod sweep;
 // (an offline miss, a tampered cache entry, an invalid lock, an unknown platform): exit 2
 // and one JSON object, no network.
 mod native;
+
+// Hostile candidates (`scopebox-hostile`, one attack per packed archive) through `scopebox run
+// --candidate`: each attack fails the run, every case and the bundle, for the reason that names
+// it; the honest mcpscope over the same matrix passes. Slow: run with the filter `hostile`.
+mod hostile;

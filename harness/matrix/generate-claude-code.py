@@ -16,7 +16,7 @@ Source order in the claude-code profile: local, project, user, managed.
 """
 
 import matrixlib
-from matrixlib import (HOME, MIB, ROOT, SENTINEL, canary, d, eq, fill, fifo, js, length, raw, sentinel_link,
+from matrixlib import (HOME, MIB, ROOT, SENTINEL, absent, canary, d, eq, fill, fifo, js, length, raw, sentinel_link,
                        sentinel_links, symlink, text)
 
 CLAUDE_JSON = HOME + "/.claude.json"
@@ -389,6 +389,226 @@ case("instructions-unreadable-and-symlinked", "an unreadable CLAUDE.md, a symlin
      0,
      head(True) + instr(0, "project", "CLAUDE.md", "unreadable") + instr(1, "project", ".claude/CLAUDE.md", "symlink-skipped")
      + instr(3, "project", "AGENTS.md", "symlink-skipped"))
+
+
+# ---- what launches: approval, trust and policy keys; approval and predictedLaunch ----
+#
+# The rules observed on the native Claude Code 2.1.327 (docs/native-claude-code.md), one case
+# per rule. Every settings file also carries unrelated keys with canaries: mcpscope reads the
+# approval, trust and policy keys only, so none may ever show.
+
+USER_SETTINGS = HOME + "/.claude/settings.json"
+PROJECT_SETTINGS = ROOT + "/.claude/settings.json"
+LOCAL_SETTINGS = ROOT + "/.claude/settings.local.json"
+MANAGED_SETTINGS = "/etc/claude-code/managed-settings.json"
+VALIDATED = "2.1.327"
+
+
+def settings(tag, **keys):
+    """A settings document: `keys` plus unrelated values that carry canaries."""
+    t = tag.upper()
+    doc = {"env": {"API_TOKEN": canary("CANARY-SETTINGS-ENV-%s-91c2" % t)},
+           "apiKeyHelper": canary("/home/node/bin/CANARY-SETTINGS-HELPER-%s-91c2" % t),
+           "permissions": {"allow": ["Bash(" + canary("CANARY-SETTINGS-PERM-%s-91c2" % t) + ")"]}}
+    doc.update(keys)
+    return doc
+
+
+def trusted(**keys):
+    """~/.claude.json with local and user servers and `keys` under projects[ROOT]."""
+    doc = claude_json()
+    doc["projects"][ROOT].update(keys)
+    return doc
+
+
+def launch_fixture(*extra, claude=None):
+    return [d(ROOT), text(PROJECT_JSON, js(project_json())),
+            text(CLAUDE_JSON, js(claude if claude is not None else claude_json())),
+            *links("local", "user", "project"), *extra]
+
+
+def predicted(list_, headless, validated=True):
+    return {"list": list_, "headless": headless, "validatedAgainst": VALIDATED if validated else None}
+
+
+def launch_rows(entries):
+    """Facts on rows in output order: (scope, name, list, headless, approval, validated);
+    approval is (state, by) for project rows, None for the others (the field is absent)."""
+    facts = []
+    for i, (scope, name, list_, headless, approval, validated) in enumerate(entries):
+        facts += [eq("/servers/%d/name" % i, name), eq("/servers/%d/scope" % i, scope),
+                  eq("/servers/%d/predictedLaunch" % i, predicted(list_, headless, validated))]
+        if approval is None:
+            facts.append(absent("/servers/%d/approval" % i))
+        else:
+            facts.append(eq("/servers/%d/approval" % i, {"state": approval[0], "by": approval[1]}))
+    facts.append(length("/servers", len(entries)))
+    return facts
+
+
+def launch_case(id, description, fixture, project, local=("launch", "launch"), user=("launch", "launch"),
+                exit_code=0, complete=True, validated=True, overrides=None):
+    """The full server set (local, project, user): `project` maps each project name to
+    (list, headless, approval); local and user rows share one prediction unless `overrides`
+    ({(scope, name): (list, headless)}) says otherwise."""
+    overrides = overrides or {}
+    entries = []
+    for scope, tag in (("local", "local"), ("project", "project"), ("user", "user")):
+        for name in server_names(tag):
+            if scope == "project":
+                list_, headless, approval = project[name]
+            else:
+                list_, headless = overrides.get((scope, name), local if scope == "local" else user)
+                approval = None
+            entries.append((scope, name, list_, headless, approval, validated))
+    case(id, description, [ROOT, "--json"], fixture, exit_code, head(complete) + launch_rows(entries),
+         **matrixlib.incomplete_kwargs(exit_code))
+
+
+def same(state_by, list_, headless):
+    """Every project row alike."""
+    return {n: (list_, headless, state_by) for n in server_names("project")}
+
+
+PENDING = ("pending", None)
+A, B, R = server_names("project")  # project-alpha, project-beta, project-remote
+
+launch_case("launch-pending-by-default", "no approval anywhere: mcp list shows project servers pending, a headless "
+            "session runs them anyway; user and local servers run in both",
+            launch_fixture(), same(PENDING, "pending", "launch"))
+case("launch-human-plain-words", "the human report says plainly what runs where",
+     [ROOT], launch_fixture(), 0,
+     stdout_contains=["approval: pending (no file approves or rejects it)",
+                      "launches: mcp list/get shows it pending approval and does not run it; "
+                      "runs in headless sessions without approval",
+                      "launches: runs in mcp list/get (health check) and in headless sessions\n",
+                      "  launches: what `claude mcp list`/`mcp get` and a headless `claude -p` session would do"],
+     stdout_not_contains=HUMAN_NEVER, stderr_empty=True)
+launch_case("launch-user-settings-approve-without-trust", "~/.claude/settings.json enabledMcpjsonServers approves "
+            "without trust; a bare string counts as a one-element list",
+            launch_fixture(text(USER_SETTINGS, js(settings("user", enabledMcpjsonServers=A)))),
+            {A: ("launch", "launch", ("approved", USER_SETTINGS)), B: ("pending", "launch", PENDING),
+             R: ("pending", "launch", PENDING)})
+launch_case("launch-user-settings-enable-all", "~/.claude/settings.json enableAllProjectMcpServers approves every "
+            "project server without trust",
+            launch_fixture(text(USER_SETTINGS, js(settings("user", enableAllProjectMcpServers=True)))),
+            same(("approved", USER_SETTINGS), "launch", "launch"))
+launch_case("launch-project-settings-need-trust", "<root>/.claude/settings.json enableAllProjectMcpServers without "
+            "trust changes nothing",
+            launch_fixture(text(PROJECT_SETTINGS, js(settings("project", enableAllProjectMcpServers=True)))),
+            same(PENDING, "pending", "launch"))
+launch_case("launch-project-settings-trusted", "<root>/.claude/settings.json approves once projects[root]."
+            "hasTrustDialogAccepted is true",
+            launch_fixture(text(PROJECT_SETTINGS, js(settings("project", enabledMcpjsonServers=[B]))),
+                           claude=trusted(hasTrustDialogAccepted=True)),
+            {A: ("pending", "launch", PENDING), B: ("launch", "launch", ("approved", PROJECT_SETTINGS)),
+             R: ("pending", "launch", PENDING)})
+launch_case("launch-local-settings-trusted", "<root>/.claude/settings.local.json approves with trust",
+            launch_fixture(text(LOCAL_SETTINGS, js(settings("local", enabledMcpjsonServers=[R]))),
+                           claude=trusted(hasTrustDialogAccepted=True)),
+            {A: ("pending", "launch", PENDING), B: ("pending", "launch", PENDING),
+             R: ("launch", "launch", ("approved", LOCAL_SETTINGS))})
+launch_case("launch-claude-json-needs-trust", "projects[root].enabledMcpjsonServers in ~/.claude.json is not honoured "
+            "without hasTrustDialogAccepted: true",
+            launch_fixture(claude=trusted(enabledMcpjsonServers=[A], hasTrustDialogAccepted=False)),
+            same(PENDING, "pending", "launch"))
+launch_case("launch-claude-json-trusted", "projects[root].enabledMcpjsonServers approves with trust",
+            launch_fixture(claude=trusted(enabledMcpjsonServers=[A], hasTrustDialogAccepted=True)),
+            {A: ("launch", "launch", ("approved", CLAUDE_JSON)), B: ("pending", "launch", PENDING),
+             R: ("pending", "launch", PENDING)})
+launch_case("launch-rejection-wins-without-trust", "disabledMcpjsonServers in <root>/.claude/settings.local.json "
+            "rejects without trust, over enableAllProjectMcpServers in ~/.claude/settings.json",
+            launch_fixture(text(USER_SETTINGS, js(settings("user", enableAllProjectMcpServers=True))),
+                           text(LOCAL_SETTINGS, js(settings("local", disabledMcpjsonServers=[A])))),
+            {A: ("rejected", "rejected", ("rejected", LOCAL_SETTINGS)),
+             B: ("launch", "launch", ("approved", USER_SETTINGS)), R: ("launch", "launch", ("approved", USER_SETTINGS))})
+launch_case("launch-managed-settings-approve-and-deny", "managed-settings.json approves project-alpha and its "
+            "deniedMcpServers drops project-beta by serverName (not loaded in any mode)",
+            launch_fixture(text(MANAGED_SETTINGS, js(settings("managed", enabledMcpjsonServers=[A],
+                                                              deniedMcpServers=[{"serverName": B}])))),
+            {A: ("launch", "launch", ("approved", MANAGED_SETTINGS)), B: ("excluded", "excluded", PENDING),
+             R: ("pending", "launch", PENDING)})
+case("launch-managed-allow-list", "managed-settings.json allowedMcpServers keeps only the servers it names "
+     "(rule not yet observed natively: validatedAgainst null on the rows it drops)",
+     [ROOT, "--json"],
+     launch_fixture(text(MANAGED_SETTINGS, js(settings("managed", allowedMcpServers=[{"serverName": "user-alpha"}])))),
+     0, head(True) + launch_rows(
+         [("local", n, "excluded", "excluded", None, False) for n in server_names("local")]
+         + [("project", n, "excluded", "excluded", PENDING, False) for n in server_names("project")]
+         + [("user", "user-alpha", "launch", "launch", None, True)]
+         + [("user", n, "excluded", "excluded", None, False) for n in server_names("user")[1:]]),
+     stderr_empty=True)
+launch_case("launch-deny-entry-not-by-name", "a deniedMcpServers entry by command is never read: every row it might "
+            "match is unknown, and its value never shows",
+            launch_fixture(text(MANAGED_SETTINGS, js(settings("managed", deniedMcpServers=[
+                {"serverCommand": [canary("CANARY-SETTINGS-DENYCMD-4b0e")]}])))),
+            same(PENDING, "unknown", "unknown"), local=("unknown", "unknown"), user=("unknown", "unknown"),
+            validated=False)
+launch_case("launch-disabled-mcp-servers", "projects[root].disabledMcpServers turns user and local servers off for "
+            "this project (listed disabled, never run)",
+            launch_fixture(claude=trusted(disabledMcpServers=["user-alpha", "local-beta"])),
+            same(PENDING, "pending", "launch"),
+            overrides={("user", "user-alpha"): ("rejected", "rejected"),
+                       ("local", "local-beta"): ("rejected", "rejected")})
+case("launch-pending-project-vs-user", "one name in project (pending) and user: mcp list runs the user one, a "
+     "headless session the project one",
+     [ROOT, "--json"],
+     [d(ROOT), text(PROJECT_JSON, js({"mcpServers": shared("project")})),
+      text(CLAUDE_JSON, js({"mcpServers": shared("user")})), *links("project", "user")],
+     0, head(True) + launch_rows(
+         [("project", n, "shadowed", "launch", PENDING, True) for n in sorted(shared("project"))]
+         + [("user", n, "launch", "shadowed", None, True) for n in sorted(shared("user"))]),
+     stderr_empty=True)
+case("launch-local-wins-everywhere", "one name in local, project (approved) and user: the local one runs in every mode, "
+     "the others are shadowed in both",
+     [ROOT, "--json"],
+     [d(ROOT), text(PROJECT_JSON, js({"mcpServers": shared("project")})),
+      text(CLAUDE_JSON, js({"mcpServers": shared("user"), "projects": {ROOT: {"mcpServers": shared("local")}}})),
+      text(USER_SETTINGS, js(settings("user", enableAllProjectMcpServers=True))),
+      *links("local", "project", "user")],
+     0, head(True) + launch_rows(
+         [("local", n, "launch", "launch", None, True) for n in sorted(shared("local"))]
+         + [("project", n, "shadowed", "shadowed", ("approved", USER_SETTINGS), True) for n in sorted(shared("project"))]
+         + [("user", n, "shadowed", "shadowed", None, True) for n in sorted(shared("user"))]),
+     stderr_empty=True)
+launch_case("launch-managed-mcp-empty-excludes", "an empty managed-mcp.json ({}) makes every other row excluded in "
+            "every mode, approved or not",
+            launch_fixture(text(MANAGED_JSON, "{}"), text(USER_SETTINGS, js(settings("user", enabledMcpjsonServers=[A])))),
+            {A: ("excluded", "excluded", ("approved", USER_SETTINGS)), B: ("excluded", "excluded", PENDING),
+             R: ("excluded", "excluded", PENDING)},
+            local=("excluded", "excluded"), user=("excluded", "excluded"))
+launch_case("launch-managed-mcp-malformed-excludes", "a managed-mcp.json with a trailing comma still makes the "
+            "client load nothing else: every row excluded in every mode",
+            launch_fixture(raw(MANAGED_JSON, (js(managed_json())[:-1] + ",}").encode()), *links("managed")),
+            same(PENDING, "excluded", "excluded"), local=("excluded", "excluded"), user=("excluded", "excluded"),
+            exit_code=1, complete=False)
+case("launch-symlink-key-not-read", "root through a symlink: local rows under the symlinked spelling are never read by "
+     "the client (not-read), and trust or approvals under it do not count",
+     [ALIAS, "--json"],
+     [d(ROOT), symlink(ALIAS, ROOT), text(PROJECT_JSON, js(project_json())),
+      text(CLAUDE_JSON, js(claude_json(user=False, root_key=ALIAS,
+                                       extra={"projects": {ALIAS: {"mcpServers": servers("local"),
+                                                                   "hasTrustDialogAccepted": True,
+                                                                   "enabledMcpjsonServers": [A]}}}))),
+      *links("local", "project")],
+     0, head(True) + launch_rows(
+         [("local", n, "not-read", "not-read", None, True) for n in server_names("local")]
+         + [("project", n, "pending", "launch", PENDING, True) for n in server_names("project")]),
+     stderr_empty=True)
+launch_case("launch-malformed-settings-unknown", "a settings file with a trailing comma (the client ignores it; "
+            "mcpscope cannot read it): approvals it could decide are unknown, the inventory stays complete",
+            launch_fixture(raw(USER_SETTINGS, (js(settings("user", enabledMcpjsonServers=[A]))[:-1] + ",}").encode())),
+            same(("unknown", USER_SETTINGS), "unknown", "unknown"))
+launch_case("launch-settings-symlink-not-followed", "<root>/.claude/settings.local.json is a symlink (to a file that "
+            "would approve everything): never followed, approvals unknown",
+            launch_fixture(text(HOME + "/elsewhere.json", js(settings("elsewhere", enableAllProjectMcpServers=True))),
+                           symlink(LOCAL_SETTINGS, HOME + "/elsewhere.json"),
+                           claude=trusted(hasTrustDialogAccepted=True)),
+            same(("unknown", LOCAL_SETTINGS), "unknown", "unknown"))
+launch_case("launch-settings-fifo-no-hang", "<root>/.claude/settings.json is a FIFO: never opened (no hang), "
+            "approvals unknown",
+            launch_fixture(fifo(PROJECT_SETTINGS)),
+            same(("unknown", PROJECT_SETTINGS), "unknown", "unknown"))
 
 # ---- roots ----
 

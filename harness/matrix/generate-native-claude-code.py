@@ -32,7 +32,7 @@ MANAGED_MCP = "/etc/claude-code/managed-mcp.json"
 MANAGED_SETTINGS = "/etc/claude-code/managed-settings.json"
 LINK = "/work/link"
 SCOPES = ("local", "project", "user", "managed")
-PREDICTIONS = ("launch", "pending", "rejected", "shadowed", "excluded", "unknown")
+PREDICTIONS = ("launch", "pending", "rejected", "shadowed", "excluded", "not-read", "unknown")
 
 SCENARIOS = []
 
@@ -347,12 +347,8 @@ s = Scenario("project-disabled-user-local", "projects[root].disabledMcpServers [
              "and a local server for this project (listed as disabled, never run)", ["disabled-for-project"])
 u1, u2, l1 = s.server("user", "u1"), s.server("user", "u2"), s.server("local", "l1")
 s.set(CLAUDE_JSON, ["projects", ROOT, "disabledMcpServers"], ["u1", "l1"])
-for t in (u1, u2, l1):
-    s.predict(t, "launch", "launch")
-for t, modes in ((u1, ["list", "get", "headless"]), (l1, ["list", "headless"])):
-    s.diverge(t, modes, "prediction",
-              "disabledMcpServers (per-project, any scope) is not one of the approval keys inventory-v1 lets mcpscope "
-              "read, so it predicts launch; the client disables the server for this project")
+# mcpscope reads projects[root].disabledMcpServers (names only; docs/contract-additions.md).
+s.predict(u1, "rejected", "rejected"); s.predict(u2, "launch", "launch"); s.predict(l1, "rejected", "rejected")
 s.list_(0, [u2], [("u1", u1, D), ("u2", u2, F), ("l1", l1, D)])
 s.get("u1", 0, [], [("u1", u1, D, USER)])
 s.headless(1, [u2], [("u1", "user", D), ("u2", "user", F), ("l1", "local", D)])
@@ -461,10 +457,9 @@ s = Scenario("reject-managed-denied-servers", "/etc/claude-code/managed-settings
              "p1 is gone from every mode (get: no such server)", ["managed-settings-deny-list"])
 p1, p2 = s.server("project", "p1"), s.server("project", "p2")
 s.set(MANAGED_SETTINGS, ["deniedMcpServers"], [{"serverName": "p1"}])
-s.predict(p1, "pending", "launch", PENDING); s.predict(p2, "pending", "launch", PENDING)
-s.diverge(p1, ["headless"], "prediction",
-          "deniedMcpServers (the managed deny list) is not one of the approval keys inventory-v1 lets mcpscope read, "
-          "so it predicts a headless launch; the client drops the server")
+# mcpscope reads the managed deny list's serverName entries (docs/contract-additions.md): the
+# server is not loaded at all, whatever its (pending) approval.
+s.predict(p1, "excluded", "excluded", PENDING); s.predict(p2, "pending", "launch", PENDING)
 s.list_(0, [], [("p2", p2, P)])
 s.get("p1", 1, [], [])
 s.headless(1, [p2], [("p2", "project", F)])
@@ -653,9 +648,8 @@ s.done()
 s = LinkScenario("root-symlink-link-key", "cwd through /work/link, local servers under the spelling /work/link: never "
                  "read (the client uses the realpath, whatever PWD says)", ["root-symlink"], LINK)
 l1, u1 = s.server("local", "l1"), s.server("user", "u1")
-# mcpscope finds l1 under the explicit spelling; the P vocabulary has no "not read", so the row
-# carries no claim ("unknown") rather than a wrong "launch".
-s.predict(l1, "unknown", "unknown"); s.predict(u1, "launch", "launch")
+# mcpscope finds l1 under the explicit spelling and says the client never reads it.
+s.predict(l1, "not-read", "not-read"); s.predict(u1, "launch", "launch")
 s.list_(0, [u1], [("u1", u1, F)])
 s.get("l1", 1, [], [])
 s.headless(1, [u1], [("u1", "user", F)])

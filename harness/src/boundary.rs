@@ -5,7 +5,8 @@
 //! judges (the verifier compares these observations with the policy) and never changes the
 //! boundary. The probes leave nothing behind.
 
-use crate::case::{remove_marker, run_captured};
+use crate::case::{remove_marker, run_under};
+use crate::watch::Watch;
 use crate::Layout;
 use scopebox_schema::evidence::{InnerBoundary, MountObservation};
 use std::fs;
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 /// Observes everything `InnerBoundary` holds. Unreadable sources become empty/`None` values
 /// rather than errors: a missing observation is itself evidence the verifier will reject.
-pub fn observe(layout: &Layout) -> InnerBoundary {
+pub fn observe(layout: &Layout, watch: &mut Watch) -> InnerBoundary {
     let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| status_field(&status, name);
     let mut mount_points: Vec<String> = layout
@@ -40,7 +41,7 @@ pub fn observe(layout: &Layout) -> InnerBoundary {
             .unwrap_or(u8::MAX),
         net_interfaces: net_interfaces(Path::new("/sys/class/net")),
         root_write_errno: root_write_errno(&layout.root_probe),
-        tmpfs_exec_errno: tmpfs_exec_errno(layout),
+        tmpfs_exec_errno: tmpfs_exec_errno(layout, watch),
         pids_max: pids_max(Path::new("/sys/fs/cgroup")),
         memory_limit_bytes: memory,
         memory_swap_limit_bytes: memory_swap,
@@ -93,7 +94,7 @@ fn root_write_errno(probe: &Path) -> Option<i32> {
 /// errno of executing a copy of the sentinel placed in the scratch tmpfs (EACCES = 13 expected
 /// on a noexec mount); `None` when it ran (its marker is then removed). `Some(-1)` when the
 /// probe could not even be placed.
-fn tmpfs_exec_errno(layout: &Layout) -> Option<i32> {
+fn tmpfs_exec_errno(layout: &Layout, watch: &mut Watch) -> Option<i32> {
     let probe = layout.scratch_dir.join("scopebox-exec-probe");
     let _ = fs::remove_file(&probe);
     let placed = fs::copy(&layout.sentinel_bin, &probe)
@@ -103,10 +104,14 @@ fn tmpfs_exec_errno(layout: &Layout) -> Option<i32> {
         return Some(-1);
     }
     let mut cmd = Command::new(&probe);
-    cmd.arg("exec-probe")
-        .env_clear()
-        .envs(layout.sentinel_env.iter().map(|(k, v)| (k, v)));
-    let result = match run_captured(cmd, Duration::from_secs(10)) {
+    cmd.arg("exec-probe").env_clear();
+    // In a window of its own, whose record is dropped: the probe is the runner's, and its
+    // exec attempt must not be carried into the first control's window.
+    let captured = match run_under(watch, cmd, Duration::from_secs(10)) {
+        Ok((captured, _)) => captured,
+        Err(_) => return Some(-1),
+    };
+    let result = match captured {
         Ok(_) => {
             remove_marker(layout);
             None

@@ -1,17 +1,21 @@
 //! One case, end to end: clear the fixture roots, lay out the case's tree, walk it, run the
 //! candidate with a cleared environment under the case's deadline while capturing both output
-//! streams completely, walk again, check the sentinel marker, and judge. Also the deadline-bound
+//! streams completely, walk again, capture what it left written, check the sentinel marker,
+//! and judge. Also the deadline-bound
 //! process capture the controls reuse. A case that fails is recorded, never raised: only the
 //! harness's own I/O failures are errors. This module must never decide a verdict itself —
 //! `judge::judge` does — and never lets a process it started outlive its deadline.
 
-use crate::{fixture, HarnessError, IoContext, Layout};
+use crate::watch::{self, KernelWatch, Watch};
+use crate::{fixture, written, HarnessError, IoContext, Layout};
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::evidence::{CaseRecord, Verdict};
 use scopebox_schema::judge;
 use scopebox_schema::matrix::{Case, Matrix, DEFAULT_CASE_DEADLINE_MS};
+use scopebox_schema::witness::WitnessRecord;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -32,7 +36,48 @@ pub struct Captured {
 /// Runs `cmd` with stdin null and both streams captured in full, in its own process group.
 /// At the deadline the whole group gets SIGKILL; after the process exits, anything it left
 /// behind in its group is killed too, so no straggler can fire the sentinel during a later case.
-pub fn run_captured(mut cmd: Command, deadline: Duration) -> std::io::Result<Captured> {
+pub fn run_captured(cmd: Command, deadline: Duration) -> std::io::Result<Captured> {
+    capture(cmd, deadline, &mut || {})
+}
+
+/// `run_captured` inside a kernel-witness window: the window opens before the spawn; once the
+/// program exited, every descendant still alive is found, recorded and killed (`watch::sweep`)
+/// before the output pipes are read to their end, then the window closes. The child becomes
+/// dumpable again just before its exec, so the supervisor can read the exec's path from its
+/// memory (the runner itself is not). Returns the capture (or the spawn error) and the record.
+pub fn run_watched(
+    mut cmd: Command,
+    deadline: Duration,
+    watch: &mut KernelWatch,
+) -> Result<(std::io::Result<Captured>, WitnessRecord), HarnessError> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let witness_path = std::path::Path::new("witness");
+    watch.begin().at("open a window of", witness_path)?;
+    let mut survivors = Vec::new();
+    let captured = capture(cmd, deadline, &mut || survivors = watch::sweep());
+    if captured.is_err() {
+        survivors = watch::sweep();
+    }
+    let record = watch
+        .end(&program, survivors)
+        .at("close a window of", witness_path)?;
+    Ok((captured, record))
+}
+
+fn capture(
+    mut cmd: Command,
+    deadline: Duration,
+    after_exit: &mut dyn FnMut(),
+) -> std::io::Result<Captured> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -64,6 +109,9 @@ pub fn run_captured(mut cmd: Command, deadline: Duration) -> std::io::Result<Cap
         .map_err(|_| std::io::Error::other("waiter thread panicked"))??;
     let duration = start.elapsed();
     kill_group(pid);
+    // A descendant that left the group (setsid) may still hold the pipes: the sweep kills it
+    // before the readers wait for their end.
+    after_exit();
     let stdout = out_reader
         .join()
         .map_err(|_| std::io::Error::other("stdout reader panicked"))??;
@@ -118,32 +166,27 @@ pub struct CaseOutcome {
     pub record: CaseRecord,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// What the kernel witness saw (`None` only in unwatched in-process tests).
+    pub witness: Option<WitnessRecord>,
 }
 
-/// The environment every candidate gets: exactly the base plus the case's own variables,
-/// sorted `NAME=value`.
+/// The environment every candidate gets: exactly `judge::expected_env` (the base plus the
+/// case's own variables, sorted by name), with `HOME` moved where the layout keeps it.
 pub fn candidate_env(layout: &Layout, case: &Case) -> Vec<(String, String)> {
-    let mut env: std::collections::BTreeMap<String, String> = [
-        (
-            "HOME",
-            layout
-                .host(scopebox_schema::layout::HOME)
-                .to_string_lossy()
-                .into_owned(),
-        ),
-        ("PATH", layout.candidate_path_env.clone()),
-        ("LANG", "C.UTF-8".to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    for (k, v) in &layout.sentinel_env {
-        env.insert(k.clone(), v.clone());
-    }
-    for (k, v) in &case.env {
-        env.insert(k.clone(), v.clone());
-    }
-    env.into_iter().collect()
+    judge::expected_env(case)
+        .into_iter()
+        .map(|(k, v)| {
+            // Only the base values move; the case's own are passed as the matrix spells them.
+            let v = match (k.as_str(), v.as_str()) {
+                ("HOME", scopebox_schema::layout::HOME) => {
+                    layout.host(&v).to_string_lossy().into_owned()
+                }
+                ("PATH", "/scopebox/bin") => layout.candidate_path_env.clone(),
+                _ => v,
+            };
+            (k, v)
+        })
+        .collect()
 }
 
 /// Whether the sentinel's marker exists (as anything, even a dangling symlink).
@@ -167,6 +210,7 @@ pub fn run_case(
     layout: &Layout,
     matrix: &Matrix,
     case: &Case,
+    watch: &mut Watch,
 ) -> Result<CaseOutcome, HarnessError> {
     fixture::clear(layout)?;
     fixture::lay_out(layout, &case.fixture)?;
@@ -182,7 +226,9 @@ pub fn run_case(
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)));
     let deadline = Duration::from_millis(case.deadline_ms.unwrap_or(DEFAULT_CASE_DEADLINE_MS));
-    let captured = match run_captured(cmd, deadline) {
+    let scratch_before = written::scratch_listing(layout);
+    let (captured, witness) = run_under(watch, cmd, deadline)?;
+    let captured = match captured {
         Ok(c) => c,
         // A candidate that cannot even start (missing binary, bad cwd) is a failed case with
         // the reason on its stderr, not a harness failure: the other cases still run.
@@ -199,6 +245,7 @@ pub fn run_case(
     // The candidate may have made the tree unwalkable; that fails this case (every fixture
     // then shows as removed), it does not stop the run.
     let fixtures_after = fixture::walk(layout).unwrap_or_default();
+    let written = written::capture(layout, &fixtures_before, &fixtures_after, &scratch_before);
     let marker = marker_present(layout);
     if marker {
         remove_marker(layout);
@@ -209,7 +256,11 @@ pub fn run_case(
         id: case.id.clone(),
         argv,
         cwd: cwd_logical,
-        env: env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        // As the matrix spells it (the layout may have moved HOME on a host run).
+        env: judge::expected_env(case)
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect(),
         exit_code: captured.exit_code,
         signal: captured.signal,
         timed_out: captured.timed_out,
@@ -223,20 +274,55 @@ pub fn run_case(
             pass: false,
             failures: Vec::new(),
         },
+        written,
     };
-    record.verdict = judge::judge(matrix, case, &captured.stdout, &captured.stderr, &record);
+    record.verdict = match &witness {
+        Some(w) => {
+            judge::judge_witnessed(matrix, case, &captured.stdout, &captured.stderr, &record, w)
+        }
+        None => judge::judge(matrix, case, &captured.stdout, &captured.stderr, &record),
+    };
     Ok(CaseOutcome {
         record,
         stdout: captured.stdout,
         stderr: captured.stderr,
+        witness,
     })
 }
 
-/// Writes `cases/<id>/{stdout,stderr,record.json}` below the evidence directory.
+/// `run_watched` under the kernel watch, `run_captured` (and no record) when unwatched.
+pub fn run_under(
+    watch: &mut Watch,
+    cmd: Command,
+    deadline: Duration,
+) -> Result<(std::io::Result<Captured>, Option<WitnessRecord>), HarnessError> {
+    Ok(match watch {
+        Watch::Kernel(k) => {
+            let (captured, record) = run_watched(cmd, deadline, k)?;
+            (captured, Some(record))
+        }
+        Watch::Unwatched => (run_captured(cmd, deadline), None),
+    })
+}
+
+/// Writes `cases/<id>/{stdout,stderr,record.json,witness.json}` below the evidence directory.
 pub fn write_outcome(layout: &Layout, outcome: &CaseOutcome) -> Result<(), HarnessError> {
-    use scopebox_schema::evidence::{CASES_DIR, RECORD_FILE, STDERR_FILE, STDOUT_FILE};
+    use scopebox_schema::evidence::CASES_DIR;
     let dir = layout.evidence_dir.join(CASES_DIR).join(&outcome.record.id);
-    std::fs::create_dir_all(&dir).at("create", &dir)?;
+    write_run(&dir, outcome)
+}
+
+/// Writes `stdout`, `stderr`, `record.json` and `witness.json` of a run into `dir`.
+pub fn write_run(dir: &Path, outcome: &CaseOutcome) -> Result<(), HarnessError> {
+    use scopebox_schema::evidence::{RECORD_FILE, STDERR_FILE, STDOUT_FILE};
+    use scopebox_schema::witness::WITNESS_FILE;
+    std::fs::create_dir_all(dir).at("create", dir)?;
+    if let Some(w) = &outcome.witness {
+        let mut json = serde_json::to_vec_pretty(w).expect("records serialize");
+        json.push(b'\n');
+        let p = dir.join(WITNESS_FILE);
+        std::fs::write(&p, json).at("write", &p)?;
+    }
     let write = |name: &str, bytes: &[u8]| {
         let p = dir.join(name);
         std::fs::write(&p, bytes).at("write", &p)

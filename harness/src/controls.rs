@@ -11,15 +11,18 @@
 //! never run the candidate, and the reference host must never run anything but commands from
 //! its own control fixture.
 
-use crate::case::{marker_present, remove_marker, run_captured};
-use crate::{fixture, HarnessError, IoContext, Layout};
+use crate::case::{marker_present, remove_marker, run_under, CaseOutcome};
+use crate::watch::Watch;
+use crate::{fixture, written, HarnessError, IoContext, Layout};
 use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::evidence::AdversarialControl;
 use scopebox_schema::evidence::{
     CaseRecord, ExecutedCommand, NegativeControl, NegativeControlRecord, PositiveControlRecord,
-    Verdict, MARKER_TEXT_LIMIT,
+    Verdict, ADVERSARIAL_CONTROLS, MARKER_TEXT_LIMIT,
 };
 use scopebox_schema::judge;
 use scopebox_schema::matrix::{FixtureEntry, Matrix};
+use scopebox_schema::witness::WitnessRecord;
 use std::io::Read;
 use std::path::Path;
 use std::process::Command;
@@ -31,18 +34,21 @@ const CONTROL_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Runs the sentinel directly; it must leave its marker, which is then removed. Returns what
 /// was observed; `judge::positive_control` derives the control from it.
-pub fn positive(layout: &Layout) -> PositiveControlRecord {
+/// Also returns the window's witness record (the sentinel's exec and its socket report).
+pub fn positive(
+    layout: &Layout,
+    watch: &mut Watch,
+) -> Result<(PositiveControlRecord, Option<WitnessRecord>), HarnessError> {
     let marker_present_before = marker_present(layout);
     let argv = judge::positive_control_argv(&layout.sentinel_bin.to_string_lossy());
     let mut cmd = Command::new(&layout.sentinel_bin);
-    cmd.args(&argv[1..])
-        .env_clear()
-        .envs(layout.sentinel_env.iter().map(|(k, v)| (k, v)));
-    let captured = run_captured(cmd, CONTROL_DEADLINE).ok();
+    cmd.args(&argv[1..]).env_clear();
+    let (captured, witness) = run_under(watch, cmd, CONTROL_DEADLINE)?;
+    let captured = captured.ok();
     let marker_present_after = marker_present(layout);
     let marker_text = marker_text(layout);
     let removed = remove_marker(layout);
-    PositiveControlRecord {
+    let record = PositiveControlRecord {
         argv,
         marker_present_before,
         exit_code: captured.as_ref().and_then(|c| c.exit_code),
@@ -51,7 +57,8 @@ pub fn positive(layout: &Layout) -> PositiveControlRecord {
         marker_present_after,
         marker_text,
         marker_present_after_removal: !removed,
-    }
+    };
+    Ok((record, witness))
 }
 
 /// The control fixture: one project `.mcp.json` whose only server's command is the sentinel
@@ -68,18 +75,24 @@ pub struct NegativeOutcome {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     pub control: NegativeControl,
+    /// The witness record of the reference host's (first) command.
+    pub witness: Option<WitnessRecord>,
 }
 
 /// Lays out the control fixture, runs the reference host over it, records the run like a case
 /// and judges it with the case invariants, and cleans up. Harness I/O failures are errors; a
 /// control that misbehaves is recorded (and fails the run), not raised.
-pub fn negative(layout: &Layout, matrix: &Matrix) -> Result<NegativeOutcome, HarnessError> {
+pub fn negative(
+    layout: &Layout,
+    matrix: &Matrix,
+    watch: &mut Watch,
+) -> Result<NegativeOutcome, HarnessError> {
     fixture::clear(layout)?;
     fixture::lay_out(layout, &negative_fixture(layout))?;
     let before = fixture::walk(layout)?;
     let root = layout.host(NEGATIVE_CONTROL_ROOT);
     let started = std::time::Instant::now();
-    let host = reference_host(layout, &root)?;
+    let host = reference_host(&root, watch)?;
     let duration_micros = started.elapsed().as_micros() as u64;
     let after = fixture::walk(layout)?;
     let marker_appeared = marker_present(layout);
@@ -88,11 +101,7 @@ pub fn negative(layout: &Layout, matrix: &Matrix) -> Result<NegativeOutcome, Har
         id: judge::NEGATIVE_CONTROL_ID.into(),
         argv: judge::negative_control_argv(),
         cwd: NEGATIVE_CONTROL_ROOT.into(),
-        env: layout
-            .sentinel_env
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect(),
+        env: Vec::new(),
         exit_code: Some(0),
         signal: None,
         timed_out: false,
@@ -106,6 +115,7 @@ pub fn negative(layout: &Layout, matrix: &Matrix) -> Result<NegativeOutcome, Har
             pass: false,
             failures: Vec::new(),
         },
+        written: Vec::new(),
     };
     let removed = remove_marker(layout);
     fixture::clear(layout)?;
@@ -122,7 +132,103 @@ pub fn negative(layout: &Layout, matrix: &Matrix) -> Result<NegativeOutcome, Har
         stdout: host.stdout,
         stderr: host.stderr,
         control,
+        witness: host.witnesses.into_iter().next(),
     })
+}
+
+/// One adversarial control as it ran: its raw run (record, output, witness) and what
+/// `judge::adversarial_control` derives from it.
+#[derive(Debug, Clone)]
+pub struct AdversarialOutcome {
+    pub run: CaseOutcome,
+    pub control: AdversarialControl,
+}
+
+/// Runs every hostile stand-in (`evidence::ADVERSARIAL_CONTROLS`, the runner re-executed as
+/// `hostile <name> <sentinel>`) like a case over empty fixture roots, under the same witness,
+/// and judges each with `judge::adversarial_control`. Cleans up the marker after each.
+pub fn adversarial(
+    layout: &Layout,
+    matrix: &Matrix,
+    watch: &mut Watch,
+) -> Result<Vec<AdversarialOutcome>, HarnessError> {
+    let mut outcomes = Vec::new();
+    for name in ADVERSARIAL_CONTROLS {
+        fixture::clear(layout)?;
+        let before = fixture::walk(layout)?;
+        let sentinel = layout.sentinel_bin.to_string_lossy().into_owned();
+        let argv = vec![
+            layout.runner_bin.to_string_lossy().into_owned(),
+            "hostile".to_string(),
+            name.to_string(),
+            sentinel,
+        ];
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .current_dir(layout.host("/work"))
+            .env_clear();
+        let scratch_before = written::scratch_listing(layout);
+        let (captured, witness) = run_under(watch, cmd, CONTROL_DEADLINE)?;
+        let captured = captured.unwrap_or_else(|e| crate::case::Captured {
+            exit_code: None,
+            signal: None,
+            timed_out: false,
+            duration: Duration::ZERO,
+            stdout: Vec::new(),
+            stderr: format!("scopebox-runner: failed to start the stand-in: {e}\n").into_bytes(),
+        });
+        let after = fixture::walk(layout).unwrap_or_default();
+        let written = written::capture(layout, &before, &after, &scratch_before);
+        let marker = marker_present(layout);
+        remove_marker(layout);
+        let record = CaseRecord {
+            id: name.to_string(),
+            argv,
+            cwd: "/work".into(),
+            env: Vec::new(),
+            exit_code: captured.exit_code,
+            signal: captured.signal,
+            timed_out: captured.timed_out,
+            duration_micros: captured.duration.as_micros() as u64,
+            stdout_sha256: sha256_hex(&captured.stdout),
+            stderr_sha256: sha256_hex(&captured.stderr),
+            fixtures_before: before,
+            fixtures_after: after,
+            marker_present: marker,
+            verdict: Verdict {
+                pass: false,
+                failures: Vec::new(),
+            },
+            written,
+        };
+        let mut run = CaseOutcome {
+            record,
+            stdout: captured.stdout,
+            stderr: captured.stderr,
+            witness,
+        };
+        let control = match &run.witness {
+            Some(w) => {
+                judge::adversarial_control(name, matrix, &run.record, &run.stdout, &run.stderr, w)
+            }
+            // Unwatched: nothing can catch it, and the control says so.
+            None => AdversarialControl {
+                name: name.to_string(),
+                expected: judge::adversarial_expected(name)
+                    .unwrap_or_default()
+                    .to_string(),
+                caught: false,
+                failures: vec!["no kernel witness watched this control".to_string()],
+            },
+        };
+        run.record.verdict = Verdict {
+            pass: control.failures.is_empty(),
+            failures: control.failures.clone(),
+        };
+        outcomes.push(AdversarialOutcome { run, control });
+    }
+    fixture::clear(layout)?;
+    Ok(outcomes)
 }
 
 /// The marker's text (lossy UTF-8, at most `MARKER_TEXT_LIMIT` bytes), if it can be read.
@@ -142,13 +248,15 @@ pub struct ReferenceRun {
     pub executed: Vec<ExecutedCommand>,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// The witness record of each command's window.
+    pub witnesses: Vec<WitnessRecord>,
 }
 
 /// The stand-in for a real host's `mcp list`: reads `<root>/.mcp.json`, and for each server in
 /// `mcpServers` with a string `command`, executes it with its string `args` (cwd = root,
-/// environment cleared but for the sentinel's), under the control deadline. This is the
-/// behaviour the candidate must never have.
-pub fn reference_host(layout: &Layout, root: &Path) -> Result<ReferenceRun, HarnessError> {
+/// environment cleared), under the control deadline and the witness. This is the behaviour
+/// the candidate must never have.
+pub fn reference_host(root: &Path, watch: &mut Watch) -> Result<ReferenceRun, HarnessError> {
     let path = root.join(".mcp.json");
     let bytes = std::fs::read(&path).at("read", &path)?;
     let config: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
@@ -176,11 +284,10 @@ pub fn reference_host(layout: &Layout, root: &Path) -> Result<ReferenceRun, Harn
             })
             .unwrap_or_default();
         let mut cmd = Command::new(command);
-        cmd.args(&args)
-            .current_dir(root)
-            .env_clear()
-            .envs(layout.sentinel_env.iter().map(|(k, v)| (k, v)));
-        if let Ok(captured) = run_captured(cmd, CONTROL_DEADLINE) {
+        cmd.args(&args).current_dir(root).env_clear();
+        let (captured, witness) = run_under(watch, cmd, CONTROL_DEADLINE)?;
+        run.witnesses.extend(witness);
+        if let Ok(captured) = captured {
             run.executed.push(ExecutedCommand {
                 program: command.to_string(),
                 args,
@@ -216,19 +323,22 @@ mod tests {
         let bin = d.path().join("bin");
         std::fs::create_dir(&bin).unwrap();
         let sentinel = bin.join("fake-sentinel");
+        let marker = d.path().join("tmp/scopebox-sentinel/fired");
+        let body = body.replace("{marker}", &marker.to_string_lossy());
         std::fs::write(&sentinel, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&sentinel, std::fs::Permissions::from_mode(0o755)).unwrap();
         let l = Layout::rebased(d.path(), Path::new("/nonexistent"), &sentinel).unwrap();
+        assert_eq!(l.sentinel_marker, marker);
         (d, l)
     }
 
-    const FIRING: &str =
-        "mkdir -p \"$(dirname \"$SCOPEBOX_SENTINEL_MARKER\")\" && echo \"$@\" > \"$SCOPEBOX_SENTINEL_MARKER\"";
+    /// `{marker}` stands for the rebased layout's marker path.
+    const FIRING: &str = "mkdir -p \"$(dirname {marker})\" && echo \"$@\" > {marker}";
 
     #[test]
     fn the_positive_control_sees_a_firing_sentinel() {
         let (_d, l) = layout_with_fake_sentinel(FIRING);
-        let r = positive(&l);
+        let r = positive(&l, &mut Watch::Unwatched).unwrap().0;
         assert_eq!(r.argv[1], judge::POSITIVE_CONTROL_ARG);
         assert_eq!(r.marker_text.as_deref(), Some("positive-control\n"));
         assert!(r.marker_present_after && !r.marker_present_after_removal);
@@ -249,7 +359,7 @@ mod tests {
     #[test]
     fn the_positive_control_fails_with_a_silent_sentinel_or_a_stale_marker() {
         let (_d, l) = layout_with_fake_sentinel("exit 0");
-        let r = positive(&l);
+        let r = positive(&l, &mut Watch::Unwatched).unwrap().0;
         assert!(!r.marker_present_after);
         assert_eq!(r.marker_text, None);
         assert!(!judge::positive_control_failures(&judge::positive_control(&r)).is_empty());
@@ -257,7 +367,7 @@ mod tests {
         let (_d, l) = layout_with_fake_sentinel(FIRING);
         std::fs::create_dir_all(l.sentinel_marker.parent().unwrap()).unwrap();
         std::fs::write(&l.sentinel_marker, "stale").unwrap();
-        let r = positive(&l);
+        let r = positive(&l, &mut Watch::Unwatched).unwrap().0;
         assert!(r.marker_present_before);
         assert!(!judge::positive_control_failures(&judge::positive_control(&r)).is_empty());
     }
@@ -265,7 +375,7 @@ mod tests {
     #[test]
     fn the_negative_control_is_caught_and_cleaned_up() {
         let (_d, l) = layout_with_fake_sentinel(FIRING);
-        let n = negative(&l, &matrix()).unwrap();
+        let n = negative(&l, &matrix(), &mut Watch::Unwatched).unwrap();
         assert_eq!(
             n.control,
             NegativeControl {
@@ -313,7 +423,7 @@ mod tests {
         // The command runs but never fires: the invariant check has nothing to catch, and the
         // control must say so rather than pretend.
         let (_d, l) = layout_with_fake_sentinel("exit 0");
-        let n = negative(&l, &matrix()).unwrap();
+        let n = negative(&l, &matrix(), &mut Watch::Unwatched).unwrap();
         assert_eq!(n.control.commands_executed, 1);
         assert!(!n.control.marker_appeared);
         assert!(!n.control.caught);
@@ -326,7 +436,7 @@ mod tests {
         let (_d, l) = layout_with_fake_sentinel(FIRING);
         fixture::clear(&l).unwrap();
         fixture::lay_out(&l, &negative_fixture(&l)).unwrap();
-        let run = reference_host(&l, &l.host(NEGATIVE_CONTROL_ROOT)).unwrap();
+        let run = reference_host(&l.host(NEGATIVE_CONTROL_ROOT), &mut Watch::Unwatched).unwrap();
         assert_eq!(run.executed.len(), 1);
         assert_eq!(
             std::fs::read_to_string(&l.sentinel_marker).unwrap(),

@@ -1,8 +1,11 @@
 //! scopebox-harness: everything that happens inside the evidence container. The runner
 //! (`run`) observes its own boundary (`boundary`), proves the sentinel check works (`controls`),
 //! lays out each case's fixture tree and walks it (`fixture`), runs the candidate under a
-//! deadline and records what happened (`case`), and writes the `/evidence` tree. Verdicts come
-//! from `scopebox_schema::judge`, the same function the verifier replays.
+//! deadline and records what happened (`case`), and writes the `/evidence` tree. Every case and
+//! control runs in a window of the kernel witness (`supervisor`, the `scopebox-witness` binary,
+//! over the filter of `seccomp`; the runner's side is `watch`), and the hostile stand-ins the
+//! adversarial controls run are `hostile`. Verdicts come from `scopebox_schema::judge`, the
+//! same function the verifier replays.
 //!
 //! All paths come from a `Layout`, which defaults to the container's paths and can be rebased
 //! into a temporary directory so the same code runs in host tests. This crate must never talk
@@ -12,14 +15,15 @@ pub mod boundary;
 pub mod case;
 pub mod controls;
 pub mod fixture;
+pub mod hostile;
 pub mod run;
+pub mod seccomp;
+pub mod supervisor;
+pub mod watch;
+pub mod written;
 
 use scopebox_schema::layout;
 use std::path::{Path, PathBuf};
-
-/// Environment variable the sentinel honours instead of `layout::SENTINEL_MARKER` (host tests
-/// only; matrices cannot set `SCOPEBOX_*` names and the candidate's environment is cleared).
-pub const SENTINEL_MARKER_ENV: &str = "SCOPEBOX_SENTINEL_MARKER";
 
 /// Where everything the runner touches lives. `Layout::container()` is the real thing; a
 /// rebased layout maps the fixture roots (and evidence, marker, scratch) below a directory.
@@ -29,7 +33,10 @@ pub struct Layout {
     pub matrix_path: PathBuf,
     pub candidate_bin: PathBuf,
     pub sentinel_bin: PathBuf,
-    /// The file the sentinel writes when executed.
+    /// The runner itself, re-executed as the adversarial controls' stand-ins.
+    pub runner_bin: PathBuf,
+    /// The file the sentinel writes when executed (the real sentinel: always
+    /// `layout::SENTINEL_MARKER`; a rebased layout's differs only for fake sentinels in tests).
     pub sentinel_marker: PathBuf,
     /// A noexec tmpfs directory for the exec probe (`/tmp`).
     pub scratch_dir: PathBuf,
@@ -39,9 +46,6 @@ pub struct Layout {
     pub fixture_roots: Vec<(String, PathBuf)>,
     /// `PATH` given to the candidate.
     pub candidate_path_env: String,
-    /// Extra environment for every process that might execute the sentinel (rebased layouts
-    /// point the sentinel at their own marker this way); empty in the container.
-    pub sentinel_env: Vec<(String, String)>,
 }
 
 impl Layout {
@@ -52,6 +56,7 @@ impl Layout {
             matrix_path: layout::MATRIX_PATH.into(),
             candidate_bin: layout::CANDIDATE_BIN.into(),
             sentinel_bin: layout::SENTINEL_BIN.into(),
+            runner_bin: layout::RUNNER_BIN.into(),
             sentinel_marker: layout::SENTINEL_MARKER.into(),
             scratch_dir: "/tmp".into(),
             root_probe: "/.scopebox-root-write-probe".into(),
@@ -60,13 +65,14 @@ impl Layout {
                 .map(|r| (r.to_string(), PathBuf::from(r)))
                 .collect(),
             candidate_path_env: "/scopebox/bin".into(),
-            sentinel_env: Vec::new(),
         }
     }
 
     /// The container layout moved below `base` (which must exist): fixture roots at
     /// `base/work`, `base/home/node`, `base/etc/claude-code`, evidence at `base/evidence`,
-    /// scratch and marker below `base/tmp`. Creates those directories.
+    /// scratch and marker below `base/tmp` (the marker of fake sentinels in unit tests: the
+    /// real one always writes `layout::SENTINEL_MARKER`, which `run-rebased` isolates in a
+    /// private mount). The runner is this executable. Creates those directories.
     pub fn rebased(
         base: &Path,
         candidate_bin: &Path,
@@ -88,10 +94,7 @@ impl Layout {
         l.root_probe = base.join("root-write-probe");
         l.candidate_bin = candidate_bin.into();
         l.sentinel_bin = sentinel_bin.into();
-        l.sentinel_env = vec![(
-            SENTINEL_MARKER_ENV.to_string(),
-            l.sentinel_marker.to_string_lossy().into_owned(),
-        )];
+        l.runner_bin = std::env::current_exe()?;
         Ok(l)
     }
 

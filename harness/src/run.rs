@@ -6,12 +6,14 @@
 //! case. This module decides the run's status; the binary maps it to an exit code. It must
 //! never write outside the evidence directory and the fixture roots.
 
+use crate::watch::Watch;
 use crate::{boundary, case, controls, fixture, HarnessError, IoContext, Layout};
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::evidence::{
-    Controls, RunError, RunSummary, BOUNDARY_FILE, CASES_DIR, CONTROLS_FILE, ERROR_FILE,
-    NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
-    POSITIVE_CONTROL_RECORD_FILE, SUMMARY_FILE,
+    AdversarialControl, Controls, RunError, RunSummary, BOUNDARY_FILE, CASES_DIR, CONTROLS_DIR,
+    CONTROLS_FILE, ERROR_FILE, NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE,
+    NEGATIVE_CONTROL_STDOUT_FILE, NEGATIVE_CONTROL_WITNESS_FILE, POSITIVE_CONTROL_RECORD_FILE,
+    POSITIVE_CONTROL_WITNESS_FILE, SUMMARY_FILE,
 };
 use scopebox_schema::judge;
 use scopebox_schema::matrix::{Fault, Matrix};
@@ -72,8 +74,23 @@ pub fn load_matrix(path: &Path) -> Result<(Matrix, String), RunError> {
     Ok((matrix, sha))
 }
 
-/// The whole run. Never panics on bad input; every outcome is a `RunStatus`.
-pub fn run(layout: &Layout, progress: &mut dyn Write) -> RunStatus {
+/// Refuses the run before anything ran (no kernel witness): `error.json` of `kind` with
+/// `message`, a line on `progress`, `HarnessFailed`.
+pub fn refuse(layout: &Layout, kind: &str, message: &str, progress: &mut dyn Write) -> RunStatus {
+    let _ = writeln!(progress, "error: {message}");
+    let error = RunError {
+        kind: kind.into(),
+        message: message.into(),
+        problems: vec![],
+        matrix_sha256: None,
+    };
+    let _ = write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
+    RunStatus::HarnessFailed
+}
+
+/// The whole run. Never panics on bad input; every outcome is a `RunStatus`. The container and
+/// `run-rebased` always pass `Watch::Kernel`.
+pub fn run(layout: &Layout, watch: &mut Watch, progress: &mut dyn Write) -> RunStatus {
     let (matrix, matrix_sha256) = match load_matrix(&layout.matrix_path) {
         Ok(m) => m,
         Err(error) => {
@@ -85,7 +102,7 @@ pub fn run(layout: &Layout, progress: &mut dyn Write) -> RunStatus {
             return RunStatus::MatrixRefused;
         }
     };
-    match run_matrix(layout, &matrix, &matrix_sha256, progress) {
+    match run_matrix(layout, &matrix, &matrix_sha256, watch, progress) {
         Ok(status) => status,
         Err(e) => {
             let message = format!("failed to {e}: {}", e.source);
@@ -113,12 +130,13 @@ fn run_matrix(
     layout: &Layout,
     matrix: &Matrix,
     matrix_sha256: &str,
+    watch: &mut Watch,
     progress: &mut dyn Write,
 ) -> Result<RunStatus, HarnessError> {
     let cases_dir = layout.evidence_dir.join(CASES_DIR);
     std::fs::create_dir_all(&cases_dir).at("create", &cases_dir)?;
 
-    let inner = boundary::observe(layout);
+    let inner = boundary::observe(layout, watch);
     write_json(&layout.evidence_dir.join(BOUNDARY_FILE), &inner)?;
     let _ = writeln!(
         progress,
@@ -135,8 +153,9 @@ fn run_matrix(
 
     // A marker left over from anything before the controls would make them meaningless; the
     // positive control records it (and fails) rather than silently deleting it.
-    let positive_record = controls::positive(layout);
-    let negative_outcome = controls::negative(layout, matrix)?;
+    let (positive_record, positive_witness) = controls::positive(layout, watch)?;
+    let negative_outcome = controls::negative(layout, matrix, watch)?;
+    let adversarial = controls::adversarial(layout, matrix, watch)?;
     // The raw records first: controls.json is only what they derive.
     write_json(
         &layout.evidence_dir.join(POSITIVE_CONTROL_RECORD_FILE),
@@ -154,11 +173,36 @@ fn run_matrix(
         &layout.evidence_dir.join(NEGATIVE_CONTROL_STDERR_FILE),
         &negative_outcome.stderr,
     )?;
+    if let Some(w) = &positive_witness {
+        write_json(&layout.evidence_dir.join(POSITIVE_CONTROL_WITNESS_FILE), w)?;
+    }
+    if let Some(w) = &negative_outcome.witness {
+        write_json(&layout.evidence_dir.join(NEGATIVE_CONTROL_WITNESS_FILE), w)?;
+    }
+    for a in &adversarial {
+        let dir = layout.evidence_dir.join(CONTROLS_DIR).join(&a.control.name);
+        case::write_run(&dir, &a.run)?;
+    }
+    let adversarial: Vec<AdversarialControl> = adversarial.into_iter().map(|a| a.control).collect();
+    let adversarial_ok = judge::adversarial_control_failures(&adversarial).is_empty();
+    for a in &adversarial {
+        let _ = writeln!(
+            progress,
+            "control {} {}",
+            a.name,
+            if a.caught { "caught" } else { "NOT CAUGHT" }
+        );
+        if !a.caught {
+            for f in &a.failures {
+                let _ = writeln!(progress, "  {f}");
+            }
+        }
+    }
     let positive = judge::positive_control(&positive_record);
     let negative = negative_outcome.control;
     let positive_ok = judge::positive_control_failures(&positive).is_empty();
     let negative_ok = judge::negative_control_failures(&negative).is_empty();
-    let controls_ok = positive_ok && negative_ok;
+    let controls_ok = positive_ok && negative_ok && adversarial_ok;
     let _ = writeln!(
         progress,
         "controls positive {} negative {}",
@@ -167,7 +211,11 @@ fn run_matrix(
     );
     write_json(
         &layout.evidence_dir.join(CONTROLS_FILE),
-        &Controls { positive, negative },
+        &Controls {
+            positive,
+            negative,
+            adversarial,
+        },
     )?;
 
     let mut passed = 0;
@@ -182,7 +230,7 @@ fn run_matrix(
             let _ = progress.flush();
             stall();
         }
-        let outcome = case::run_case(layout, matrix, c)?;
+        let outcome = case::run_case(layout, matrix, c, watch)?;
         case::write_outcome(layout, &outcome)?;
         let r = &outcome.record;
         durations.push(r.duration_micros);
@@ -287,7 +335,10 @@ mod tests {
         std::fs::write(d.path().join("blocker"), "").unwrap();
         l.evidence_dir = d.path().join("blocker/evidence");
         let mut progress = Vec::new();
-        assert_eq!(run(&l, &mut progress), RunStatus::HarnessFailed);
+        assert_eq!(
+            run(&l, &mut Watch::Unwatched, &mut progress),
+            RunStatus::HarnessFailed
+        );
         let progress = String::from_utf8(progress).unwrap();
         assert!(
             progress.starts_with("error: failed to create "),

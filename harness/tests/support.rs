@@ -2,12 +2,13 @@
 //! matrices and what every one of them must plant, and a matrix run on this host whose every
 //! verdict is then replayed from the evidence files alone, as the verifier does.
 
-use scopebox_harness::run::{run, RunStatus};
+use scopebox_harness::run::RunStatus;
 use scopebox_harness::Layout;
 use scopebox_schema::evidence::CaseRecord;
 use scopebox_schema::judge;
 use scopebox_schema::layout::SENTINEL_BIN;
 use scopebox_schema::matrix::{Case, FixtureEntry, Matrix};
+use scopebox_schema::witness::WitnessRecord;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -147,15 +148,27 @@ pub fn host_stable(c: &Case, fixed_dirs: &[&str], path_pointers: &[&str]) -> boo
     fixture_ok && facts_ok && text_ok && !c.env.contains_key("HOME")
 }
 
-/// Runs `matrix` in `l` with the real runner logic and requires it to pass; then re-judges
-/// every case from its evidence files alone, as the verifier does: the verdict must equal the
+/// Runs `matrix` in `l`'s base with the runner binary (`run-rebased`: under the kernel witness,
+/// with every control) and requires it to pass; then re-judges every case from its evidence
+/// files alone, as the verifier does, witness record included: the verdict must equal the
 /// recorded one, pass, and see no sentinel marker. Returns the runner's progress text.
 pub fn run_and_replay(l: &Layout, matrix: &Matrix) -> String {
     install_matrix(l, matrix);
-    let mut progress = Vec::new();
-    let status = run(l, &mut progress);
-    let progress = String::from_utf8(progress).unwrap();
-    assert_eq!(status, RunStatus::Passed, "{progress}");
+    let base = l.evidence_dir.parent().unwrap();
+    let out = Command::new(runner_bin())
+        .arg("run-rebased")
+        .arg(base)
+        .arg(&l.matrix_path)
+        .arg(&l.candidate_bin)
+        .arg(&l.sentinel_bin)
+        .output()
+        .unwrap();
+    let progress = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(RunStatus::Passed.exit_code().into()),
+        "{progress}"
+    );
     let cases_dir = l.evidence_dir.join("cases");
     for c in &matrix.cases {
         let dir = cases_dir.join(&c.id);
@@ -163,7 +176,9 @@ pub fn run_and_replay(l: &Layout, matrix: &Matrix) -> String {
             serde_json::from_slice(&std::fs::read(dir.join("record.json")).unwrap()).unwrap();
         let stdout = std::fs::read(dir.join("stdout")).unwrap();
         let stderr = std::fs::read(dir.join("stderr")).unwrap();
-        let again = judge::judge(matrix, c, &stdout, &stderr, &record);
+        let witness: WitnessRecord =
+            serde_json::from_slice(&std::fs::read(dir.join("witness.json")).unwrap()).unwrap();
+        let again = judge::judge_witnessed(matrix, c, &stdout, &stderr, &record, &witness);
         assert_eq!(again, record.verdict, "{}", c.id);
         assert!(
             record.verdict.pass,

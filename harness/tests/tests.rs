@@ -14,6 +14,9 @@ mod host_run;
 mod detection;
 // The scopebox-runner binary: check-matrix, refusal exit codes, the stall fault.
 mod binary;
+// The kernel witness under run-rebased: honest windows, adversarial controls, hostile scripts,
+// refusal without a filter.
+mod witness;
 // The vscode matrix as data, and its host-stable cases against the real mcpscope.
 mod vscode_matrix;
 // The DSH matrix as data, and every case against the real mcpscope on this host (rebased).

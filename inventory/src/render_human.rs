@@ -382,7 +382,7 @@ fn write_instructions(o: &mut String, all: &[Instruction]) -> std::fmt::Result {
 
 /// What the report's words mean: each entry is a phrase as printed and its
 /// explanation. The legend lists the entries the report used.
-const LEGEND: [(&str, &str); 24] = [
+const LEGEND: [(&str, &str); 26] = [
     ("launch executable", "starts a program directly"),
     (
         "launch package-runner",
@@ -467,17 +467,27 @@ const LEGEND: [(&str, &str); 24] = [
         "unreadable",
         "the file exists but cannot be read (permissions, HOME unset)",
     ),
+    (
+        "approval",
+        "whether a project (.mcp.json) server is approved, rejected or pending, and by which file",
+    ),
+    (
+        "launches",
+        "what `claude mcp list`/`mcp get` and a headless `claude -p` session would do, as observed on Claude Code 2.1.327",
+    ),
 ];
 
 /// Row-extension phrases, looked for in the lines a row's extension printed
 /// (never in names or paths): the [`LEGEND`] index and the text as printed.
-const EXTENSION_TERMS: [(usize, &str); 6] = [
+const EXTENSION_TERMS: [(usize, &str); 8] = [
     (11, "      possibly shadowed by: "),
     (12, "      possibly excluded by: "),
     (13, "      same name in: "),
     (14, "      shadowed by: "),
     (15, "      hidden from this project's sessions"),
     (16, "      switched off"),
+    (24, "      approval: "),
+    (25, "      launches: "),
 ];
 
 /// Which [`LEGEND`] entries the report used.

@@ -83,6 +83,46 @@ struct Server {
     // claude-code: always present.
     possible_shadowed_by: Vec<String>,
     possibly_excluded_by: Vec<String>,
+    // claude-code additions: `approval` on project rows only, `predictedLaunch` on every row.
+    #[serde(default)]
+    approval: Option<Approval>,
+    predicted_launch: PredictedLaunch,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Approval {
+    state: ApprovalState,
+    by: Option<String>,
+}
+
+#[derive(Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum ApprovalState {
+    Approved,
+    Rejected,
+    Pending,
+    Unknown,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct PredictedLaunch {
+    list: Prediction,
+    headless: Prediction,
+    validated_against: Option<String>,
+}
+
+#[derive(Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum Prediction {
+    Launch,
+    Pending,
+    Rejected,
+    Shadowed,
+    Excluded,
+    NotRead,
+    Unknown,
 }
 
 #[derive(Debug, Deserialize)]
@@ -215,6 +255,24 @@ fn check(doc: &Document) {
             .iter()
             .all(|s| ["local", "project"].contains(&s.as_str())));
         assert!(v.possibly_excluded_by.iter().all(|s| s == "managed"));
+        assert_eq!(v.approval.is_some(), v.scope == "project", "{v:?}");
+        if let Some(a) = &v.approval {
+            assert_eq!(a.by.is_none(), a.state == ApprovalState::Pending, "{v:?}");
+        }
+        // Managed-mcp.json exists in these fixtures whenever a managed row does: every
+        // other row is excluded in both modes.
+        if !v.possibly_excluded_by.is_empty() {
+            assert_eq!(
+                (&v.predicted_launch.list, &v.predicted_launch.headless),
+                (&Prediction::Excluded, &Prediction::Excluded),
+                "{v:?}"
+            );
+        }
+        assert!(v
+            .predicted_launch
+            .validated_against
+            .as_deref()
+            .is_none_or(|x| x == "2.1.327"));
     }
     for i in &doc.instructions {
         assert!(["project", "ancestor", "user", "managed"].contains(&i.scope.as_str()));

@@ -10,6 +10,8 @@ mod clients; // the thirteen new clients, --client all, --fail-on, escaped usage
 mod contract; // real output deserialized into deny_unknown_fields structs
 mod dsh; // the DSH profile: six layers, shadow chain, YAML managed block, --dsh-profile
 mod instructions; // instruction candidates at every level, metadata only
+mod launch; // Claude Code approval and launch prediction beyond the native matrix
+mod native; // the differential judge against the native Claude Code observations
 mod registry; // registry ids vs harness/matrix/shipped.json, candidates documented per OS
 mod safety; // canaries, sentinel, no writes, terminal sanitization
 mod states; // every file state and every bad input, through the binary

@@ -11,11 +11,15 @@
 use crate::attestation::statement_for;
 use crate::digest::sha256_hex;
 use crate::dsse::{self, Envelope, IN_TOTO_PAYLOAD_TYPE};
-use crate::evidence::{NEGATIVE_CONTROL_RECORD_FILE, POSITIVE_CONTROL_RECORD_FILE};
+use crate::evidence::{
+    CONTROLS_DIR, NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_WITNESS_FILE,
+    POSITIVE_CONTROL_RECORD_FILE, POSITIVE_CONTROL_WITNESS_FILE,
+};
 use crate::judge;
 use crate::receipt::*;
 use crate::verify::bundle::{MAX_DEPTH, MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 use crate::verify::{self, BundleError, VerifyOptions};
+use scopebox_schema::witness::{WitnessRecord, WITNESS_FILE};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -329,6 +333,47 @@ impl Copy {
         self.relist(rel)
     }
 
+    /// Edit the first case's witness record and re-list it.
+    fn edit_case_witness(&self, edit: impl FnOnce(&mut Vec<Value>)) -> Result<(), String> {
+        let id = self.first_case()?;
+        let rel = self.p(&format!("{EVIDENCE_DIR}/cases/{id}/{WITNESS_FILE}"));
+        self.edit_listed(&rel, |w| {
+            if let Some(events) = w["events"].as_array_mut() {
+                edit(events);
+            }
+        })
+    }
+
+    /// A consistent forgery of an adversarial control: edit its raw witness record, then
+    /// rewrite its entry in `controls.json` and in the receipt to what the judge derives from
+    /// the edited records, so only the requirement that it be caught can reject it.
+    fn forge_adversarial(&self, name: &str, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
+        let dir = format!("{EVIDENCE_DIR}/{CONTROLS_DIR}/{name}");
+        let witness_rel = self.p(&format!("{dir}/{WITNESS_FILE}"));
+        self.edit_listed(&witness_rel, edit)?;
+        let matrix: crate::matrix::Matrix =
+            serde_json::from_value(self.json(MATRIX_FILE)?).map_err(|e| e.to_string())?;
+        let record: crate::evidence::CaseRecord =
+            serde_json::from_value(self.json(&self.p(&format!("{dir}/record.json")))?)
+                .map_err(|e| e.to_string())?;
+        let witness: WitnessRecord =
+            serde_json::from_value(self.json(&witness_rel)?).map_err(|e| e.to_string())?;
+        let stdout = self.read(&self.p(&format!("{dir}/stdout")))?;
+        let stderr = self.read(&self.p(&format!("{dir}/stderr")))?;
+        let control =
+            judge::adversarial_control(name, &matrix, &record, &stdout, &stderr, &witness);
+        let control = serde_json::to_value(&control).map_err(|e| e.to_string())?;
+        let replace = |controls: &mut Value| {
+            if let Some(list) = controls["adversarial"].as_array_mut() {
+                for entry in list.iter_mut().filter(|e| e["name"] == name) {
+                    *entry = control.clone();
+                }
+            }
+        };
+        self.edit_listed(&self.p(&format!("{EVIDENCE_DIR}/controls.json")), replace)?;
+        self.edit_receipt(|r| replace(&mut r["platforms"][0]["controls"]))
+    }
+
     /// Edit a raw control record below `evidence/` and re-list it.
     fn edit_control_record(&self, rel: &str, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
         self.edit_listed(&self.p(&format!("{EVIDENCE_DIR}/{rel}")), edit)
@@ -441,6 +486,223 @@ pub fn mutations() -> Vec<Mutation> {
                 let mut bytes = c.read(&c.p(&format!("evidence/cases/{id}/stdout")))?;
                 bytes.extend_from_slice(canary.as_bytes());
                 c.rewrite_case_file(&id, "stdout", &bytes)
+            },
+        ),
+        m(
+            "stdout-leaks-base64-canary",
+            "a case's stdout gains an extra JSON-ish field holding a canary base64-encoded at an odd alignment, every digest updated",
+            true,
+            false,
+            |c| {
+                use base64::Engine as _;
+                let id = c.first_case()?;
+                let matrix = c.json(MATRIX_FILE)?;
+                let canary = matrix["canaries"][0]
+                    .as_str()
+                    .ok_or("the matrix has no canary")?
+                    .to_string();
+                let encoded = base64::engine::general_purpose::STANDARD
+                    .encode(format!("pid=7 {canary}").as_bytes());
+                let mut bytes = c.read(&c.p(&format!("evidence/cases/{id}/stdout")))?;
+                bytes.extend_from_slice(format!("\n\"extra\":\"{encoded}\"\n").as_bytes());
+                c.rewrite_case_file(&id, "stdout", &bytes)
+            },
+        ),
+        // The kernel witness (digest-consistent: only re-judging the raw records catches them).
+        m(
+            "witness-exec-dropped",
+            "the candidate's exec removed from a case's witness record",
+            true,
+            false,
+            |c| c.edit_case_witness(|events| events.retain(|e| e["syscall"] != "execve")),
+        ),
+        m(
+            "witness-record-removed",
+            "a case's witness record deleted and unlisted: the case then has no kernel witness",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                let rel = c.p(&format!("{EVIDENCE_DIR}/cases/{id}/{WITNESS_FILE}"));
+                std::fs::remove_file(c.path(&rel)).map_err(|e| e.to_string())?;
+                c.relist(&rel)
+            },
+        ),
+        m(
+            "witness-events-reordered",
+            "a case's witness events put in another order (their seqs with them)",
+            true,
+            false,
+            |c| c.edit_case_witness(|events| events.reverse()),
+        ),
+        m(
+            "witness-pid-changed",
+            "the candidate's exec in a case's witness record attributed to the runner's pid",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                let rel = c.p(&format!("{EVIDENCE_DIR}/cases/{id}/{WITNESS_FILE}"));
+                c.edit_listed(&rel, |w| {
+                    let runner = w["runnerPid"].clone();
+                    if let Some(events) = w["events"].as_array_mut() {
+                        for e in events.iter_mut().filter(|e| e["syscall"] == "execve") {
+                            e["pid"] = runner.clone();
+                        }
+                    }
+                })
+            },
+        ),
+        m(
+            "witness-path-changed",
+            "the path the kernel saw executed in a case's witness record rewritten",
+            true,
+            false,
+            |c| {
+                c.edit_case_witness(|events| {
+                    for e in events.iter_mut().filter(|e| e["syscall"] == "execve") {
+                        e["path"] = "/scopebox/candidate/bin/other".into();
+                    }
+                })
+            },
+        ),
+        m(
+            "positive-control-witness-report-dropped",
+            "the sentinel's report removed from the positive control's witness record",
+            true,
+            false,
+            |c| {
+                c.edit_control_record(POSITIVE_CONTROL_WITNESS_FILE, |w| {
+                    w["sentinelReports"] = json!([]);
+                })
+            },
+        ),
+        m(
+            "negative-control-witness-second-exec",
+            "a second exec added to the negative control's witness record",
+            true,
+            false,
+            |c| {
+                c.edit_control_record(NEGATIVE_CONTROL_WITNESS_FILE, |w| {
+                    if let Some(events) = w["events"].as_array_mut() {
+                        if let Some(mut extra) = events.last().cloned() {
+                            extra["seq"] = (extra["seq"].as_u64().unwrap_or(0) + 1).into();
+                            extra["path"] = "/bin/sh".into();
+                            events.push(extra);
+                        }
+                    }
+                })
+            },
+        ),
+        m(
+            "adversarial-exec-dropped",
+            "the sentinel's exec and the fork before it removed from the exec-delete-marker stand-in's witness record, controls.json re-derived to match",
+            true,
+            false,
+            |c| {
+                c.forge_adversarial("exec-delete-marker", |w| {
+                    let runner = w["runnerPid"].clone();
+                    if let Some(events) = w["events"].as_array_mut() {
+                        // Keep the runner's own clone and the stand-in's start (the first exec).
+                        let mut execs = 0;
+                        events.retain(|e| {
+                            let exec = e["syscall"] == "execve" || e["syscall"] == "execveat";
+                            execs += usize::from(exec);
+                            (exec && execs == 1) || (!exec && e["pid"] == runner)
+                        });
+                    }
+                })
+            },
+        ),
+        m(
+            "adversarial-descendant-dropped",
+            "the daemon's forks and survivor removed from the double-fork-daemon stand-in's witness record, controls.json re-derived to match",
+            true,
+            false,
+            |c| {
+                c.forge_adversarial("double-fork-daemon", |w| {
+                    let runner = w["runnerPid"].clone();
+                    w["survivors"] = json!([]);
+                    if let Some(events) = w["events"].as_array_mut() {
+                        events.retain(|e| {
+                            !matches!(e["syscall"].as_str(), Some("fork" | "vfork" | "clone"))
+                                || e["pid"] == runner
+                        });
+                    }
+                })
+            },
+        ),
+        // The exact environment.
+        m(
+            "env-superset-ld-preload",
+            "LD_PRELOAD added (in sorted place) to a case's recorded environment",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.edit_record(&id, |r| {
+                    if let Some(env) = r["env"].as_array_mut() {
+                        env.push("LD_PRELOAD=/tmp/preload.so".into());
+                        env.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                    }
+                })
+            },
+        ),
+        m(
+            "env-duplicate-home",
+            "a second HOME added right after the first in a case's recorded environment",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.edit_record(&id, |r| {
+                    if let Some(env) = r["env"].as_array_mut() {
+                        if let Some(at) = env
+                            .iter()
+                            .position(|e| e.as_str().is_some_and(|e| e.starts_with("HOME=")))
+                        {
+                            env.insert(at + 1, "HOME=/tmp/elsewhere".into());
+                        }
+                    }
+                })
+            },
+        ),
+        m(
+            "env-reordered",
+            "a case's recorded environment in reverse order, same entries",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                c.edit_record(&id, |r| {
+                    if let Some(env) = r["env"].as_array_mut() {
+                        env.reverse();
+                    }
+                })
+            },
+        ),
+        m(
+            "written-file-canary-hidden",
+            "a case's record gains a file left in /tmp holding a canary hex-encoded, the verdict left passing, every digest updated",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                let matrix = c.json(MATRIX_FILE)?;
+                let canary = matrix["canaries"][0]
+                    .as_str()
+                    .ok_or("the matrix has no canary")?
+                    .to_string();
+                let content: String = canary.bytes().map(|b| format!("{b:02X}")).collect();
+                c.edit_record(&id, |r| {
+                    r["written"] = json!([{
+                        "path": "/tmp/notes",
+                        "size": content.len(),
+                        "sha256": sha256_hex(content.as_bytes()),
+                        "contentBase64": judge::encode_base64(content.as_bytes()),
+                        "truncated": false,
+                    }]);
+                })
             },
         ),
         m(

@@ -85,6 +85,51 @@ pub fn assert_recomputing_checks_reject(report: &selftest::SelfTestReport) {
     for class in ["positive-control-not-fired", "positive-control-failed"] {
         assert_eq!(by(class), ["linux-amd64/controls.positive"], "{class}");
     }
+    // A canary leaked base64-encoded is found by the direct canary re-check, not only because
+    // the re-derived verdict differs.
+    for class in ["stdout-leaks-base64-canary", "written-file-canary-hidden"] {
+        assert!(
+            by(class).contains(&"linux-amd64/cases.canaries".to_string()),
+            "{class}: {:?}",
+            by(class)
+        );
+    }
+    // The witness: re-judging the raw witness records catches each edit; a stand-in forged
+    // consistently (controls.json re-derived) is rejected because it is no longer caught.
+    for class in [
+        "witness-exec-dropped",
+        "witness-record-removed",
+        "witness-events-reordered",
+        "witness-pid-changed",
+        "witness-path-changed",
+    ] {
+        assert!(
+            by(class).contains(&"linux-amd64/cases.witness".to_string()),
+            "{class}: {:?}",
+            by(class)
+        );
+    }
+    for class in [
+        "positive-control-witness-report-dropped",
+        "negative-control-witness-second-exec",
+    ] {
+        assert_eq!(by(class), ["linux-amd64/controls.witness"], "{class}");
+    }
+    for class in ["adversarial-exec-dropped", "adversarial-descendant-dropped"] {
+        assert_eq!(by(class), ["linux-amd64/controls.adversarial"], "{class}");
+    }
+    // The exact environment: the invocation check names it, whatever else re-judging finds.
+    for class in [
+        "env-superset-ld-preload",
+        "env-duplicate-home",
+        "env-reordered",
+    ] {
+        assert!(
+            by(class).contains(&"linux-amd64/cases.invocation".to_string()),
+            "{class}: {:?}",
+            by(class)
+        );
+    }
     // The bound inputs: each edit with every digest recomputed is caught by regenerating the
     // layer from the bundled bytes.
     for class in [

@@ -8,20 +8,25 @@
 use scopebox_receipts::image::Recipe;
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::evidence::{
-    CaseRecord, Controls, ExecutedCommand, FixtureObservation, InnerBoundary,
-    NegativeControlRecord, PositiveControlRecord, RunSummary, Verdict,
+    AdversarialControl, CaseRecord, Controls, ExecutedCommand, FixtureObservation, InnerBoundary,
+    NegativeControlRecord, PositiveControlRecord, RunSummary, Verdict, ADVERSARIAL_CONTROLS,
     NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
-    POSITIVE_CONTROL_RECORD_FILE,
+    NEGATIVE_CONTROL_WITNESS_FILE, POSITIVE_CONTROL_RECORD_FILE, POSITIVE_CONTROL_WITNESS_FILE,
 };
 use scopebox_schema::judge::{
-    expected_observation, judge, negative_control, negative_control_argv, negative_control_fixture,
-    positive_control, positive_control_argv, NEGATIVE_CONTROL_ARG, NEGATIVE_CONTROL_ID,
-    NEGATIVE_CONTROL_ROOT, POSITIVE_CONTROL_ARG,
+    adversarial_control, expected_observation, judge_witnessed, negative_control,
+    negative_control_argv, negative_control_fixture, positive_control, positive_control_argv,
+    CONTROL_CANARY, NEGATIVE_CONTROL_ARG, NEGATIVE_CONTROL_ID, NEGATIVE_CONTROL_ROOT,
+    POSITIVE_CONTROL_ARG,
 };
 use scopebox_schema::layout;
 use scopebox_schema::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
 use scopebox_schema::platform::Platform;
 use scopebox_schema::receipt::*;
+use scopebox_schema::witness::{
+    SentinelReport, Survivor, WitnessEvent, WitnessLevel, WitnessRecord, WitnessSyscall,
+    MECHANISM_SECCOMP_USER_NOTIFY, WITNESS_FILE,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -128,6 +133,7 @@ fn control_records(
             pass: false,
             failures: Vec::new(),
         },
+        written: Vec::new(),
     };
     let mut negative = NegativeControlRecord {
         run: run.clone(),
@@ -144,6 +150,149 @@ fn control_records(
     run.verdict = negative_control(matrix, &negative, b"", b"").1;
     negative.run = run;
     Ok((positive, negative))
+}
+
+/// The runner's pid in every synthetic witness record.
+const RUNNER_PID: i32 = 7;
+
+fn witness_event(seq: u64, syscall: WitnessSyscall, pid: i32, ppid: i32) -> WitnessEvent {
+    WitnessEvent {
+        seq,
+        syscall,
+        pid,
+        ppid: Some(ppid),
+        path: None,
+        path_error: None,
+        dirfd: None,
+        dirfd_target: None,
+        argc: None,
+        flags: None,
+    }
+}
+
+/// What the witness of a good run records for a window in which the runner started `program`
+/// (as `pid`) and nothing else happened: the runner's clone, then the one exec.
+pub fn honest_witness(emulated: bool, program: &str, seq: u64, pid: i32) -> WitnessRecord {
+    WitnessRecord {
+        mechanism: MECHANISM_SECCOMP_USER_NOTIFY.into(),
+        level: if emulated {
+            WitnessLevel::BesideEmulator
+        } else {
+            WitnessLevel::Native
+        },
+        witness_machine: "x86_64".into(),
+        runner_pid: RUNNER_PID,
+        program: program.into(),
+        events: vec![
+            witness_event(seq, WitnessSyscall::Clone, RUNNER_PID, 1),
+            WitnessEvent {
+                path: Some(program.into()),
+                argc: Some(3),
+                ..witness_event(seq + 1, WitnessSyscall::Execve, pid, RUNNER_PID)
+            },
+        ],
+        events_dropped: 0,
+        survivors: Vec::new(),
+        sentinel_reports: Vec::new(),
+        reports_dropped: 0,
+    }
+}
+
+/// One hostile stand-in as a conforming runner records it: the runner re-executed as
+/// `scopebox-runner hostile <name>`, then what its attack makes the kernel report (or, for the
+/// canary leak, what it prints). Returns the record, stdout and witness record.
+fn adversarial_records(
+    matrix: &Matrix,
+    emulated: bool,
+    index: usize,
+    name: &str,
+) -> (CaseRecord, Vec<u8>, WitnessRecord) {
+    let seq = 1_000 + 10 * index as u64;
+    let pid = 100 + 10 * index as i32;
+    let mut witness = honest_witness(emulated, layout::RUNNER_BIN, seq, pid);
+    let exec = |seq: u64, syscall: WitnessSyscall, by: i32, parent: i32, path: &str| WitnessEvent {
+        path: Some(path.into()),
+        argc: Some(2),
+        ..witness_event(seq, syscall, by, parent)
+    };
+    let mut stdout = b"{}\n".to_vec();
+    match name {
+        "exec-delete-marker" | "exec-redirected-marker" => {
+            witness.events.push(witness_event(
+                seq + 2,
+                WitnessSyscall::Fork,
+                pid,
+                RUNNER_PID,
+            ));
+            witness.events.push(exec(
+                seq + 3,
+                WitnessSyscall::Execve,
+                pid + 1,
+                pid,
+                layout::SENTINEL_BIN,
+            ));
+        }
+        "double-fork-daemon" => {
+            witness.events.push(witness_event(
+                seq + 2,
+                WitnessSyscall::Fork,
+                pid,
+                RUNNER_PID,
+            ));
+            witness
+                .events
+                .push(witness_event(seq + 3, WitnessSyscall::Fork, pid + 1, pid));
+            witness.survivors.push(Survivor {
+                pid: pid + 2,
+                ppid: RUNNER_PID,
+                pgid: pid + 1,
+                sid: pid + 1,
+                state: "S".into(),
+                comm: "scopebox-runner".into(),
+            });
+        }
+        "memfd-exec" => witness.events.push(WitnessEvent {
+            dirfd: Some(3),
+            dirfd_target: Some("/memfd:scopebox (deleted)".into()),
+            flags: Some(0x1000),
+            ..exec(seq + 2, WitnessSyscall::Execveat, pid, RUNNER_PID, "")
+        }),
+        "base64-canary" => {
+            use base64::Engine as _;
+            let leak = base64::engine::general_purpose::STANDARD.encode(CONTROL_CANARY);
+            stdout = format!("{{\"schemaVersion\":1,\"extra\":\"{leak}\"}}\n").into_bytes();
+        }
+        "tmp-file-canary" => witness.events.push(WitnessEvent {
+            path: Some("/tmp/scopebox-control-leak".into()),
+            dirfd: Some(-100),
+            flags: Some(0o1101),
+            ..witness_event(seq + 2, WitnessSyscall::Openat, pid, RUNNER_PID)
+        }),
+        _ => {}
+    }
+    let mut record = CaseRecord {
+        id: name.into(),
+        argv: vec![layout::RUNNER_BIN.into(), "hostile".into(), name.into()],
+        cwd: "/work".into(),
+        env: Vec::new(),
+        exit_code: Some(0),
+        signal: None,
+        timed_out: false,
+        duration_micros: 2_000,
+        stdout_sha256: sha256_hex(&stdout),
+        stderr_sha256: sha256_hex(b""),
+        fixtures_before: Vec::new(),
+        fixtures_after: Vec::new(),
+        marker_present: false,
+        verdict: Verdict {
+            pass: false,
+            failures: Vec::new(),
+        },
+        written: Vec::new(),
+    };
+    let control = adversarial_control(name, matrix, &record, &stdout, b"", &witness);
+    record.verdict.failures = control.failures;
+    (record, stdout, witness)
 }
 
 struct Writer<'a> {
@@ -364,9 +513,37 @@ pub fn write_bundle_for(
             &format!("{pdir}/evidence/{NEGATIVE_CONTROL_STDERR_FILE}"),
             b"",
         )?;
+        let emulated = platform != Platform::LinuxAmd64;
+        for (i, rel) in [POSITIVE_CONTROL_WITNESS_FILE, NEGATIVE_CONTROL_WITNESS_FILE]
+            .into_iter()
+            .enumerate()
+        {
+            let pid = 50 + i as i32;
+            let mut witness =
+                honest_witness(emulated, layout::SENTINEL_BIN, 500 + 2 * i as u64, pid);
+            witness.sentinel_reports.push(SentinelReport {
+                pid,
+                uid: 1000,
+                argc: 2,
+            });
+            w.put_json(&format!("{pdir}/evidence/{rel}"), &witness)?;
+        }
+        let mut adversarial: Vec<AdversarialControl> = Vec::new();
+        for (i, name) in ADVERSARIAL_CONTROLS.iter().enumerate() {
+            let (record, stdout, witness) = adversarial_records(&matrix, emulated, i, name);
+            let base = format!("{pdir}/evidence/controls/{name}");
+            w.put(&format!("{base}/stdout"), &stdout)?;
+            w.put(&format!("{base}/stderr"), b"")?;
+            w.put_json(&format!("{base}/record.json"), &record)?;
+            w.put_json(&format!("{base}/{WITNESS_FILE}"), &witness)?;
+            adversarial.push(adversarial_control(
+                name, &matrix, &record, &stdout, b"", &witness,
+            ));
+        }
         let controls = Controls {
             positive: positive_control(&positive),
             negative: negative_control(&matrix, &negative, b"", b"").0,
+            adversarial,
         };
         w.put_json(&format!("{pdir}/evidence/controls.json"), &controls)?;
         let mut case_entries = Vec::new();
@@ -410,9 +587,18 @@ pub fn write_bundle_for(
                     pass: true,
                     failures: Vec::new(),
                 },
+                written: Vec::new(),
             };
-            record.verdict = judge(&matrix, case, stdout.as_bytes(), stderr, &record);
+            let witness = honest_witness(
+                emulated,
+                layout::CANDIDATE_BIN,
+                10 + 2 * i as u64,
+                20 + i as i32,
+            );
+            record.verdict =
+                judge_witnessed(&matrix, case, stdout.as_bytes(), stderr, &record, &witness);
             let base = format!("{pdir}/evidence/cases/{}", case.id);
+            w.put_json(&format!("{base}/{WITNESS_FILE}"), &witness)?;
             let stdout_sha = w.put(&format!("{base}/stdout"), stdout.as_bytes())?;
             let stderr_sha = w.put(&format!("{base}/stderr"), stderr)?;
             let record_sha = w.put_json(&format!("{base}/record.json"), &record)?;
@@ -437,13 +623,19 @@ pub fn write_bundle_for(
             },
         )?;
 
-        let applied_failures = scopebox_schema::policy::check_applied(&policy, &inspect);
+        let applied_failures = scopebox_schema::policy::check_applied(
+            &policy,
+            &inspect,
+            scopebox_schema::engine::EngineName::Docker,
+        );
         let observed_failures = scopebox_schema::policy::check_observed(&policy, &observed);
         runs.push(PlatformRun {
             platform,
             dir: pdir.clone(),
             emulated: platform != Platform::LinuxAmd64,
             engine_architecture: engine_arch.into(),
+            engine: scopebox_schema::engine::EngineName::Docker,
+            engine_version: "20.10.24+dfsg1".into(),
             inputs: PlatformInputs {
                 candidate_archive: pack.archive.clone(),
                 runtime_manifest_sha256: pack.runtime_manifest_sha256.clone(),

@@ -9,9 +9,13 @@
 //!   controls/negative/record.json   NegativeControlRecord: the reference host's run, re-judgeable
 //!   controls/negative/stdout        raw output of the commands the reference host executed
 //!   controls/negative/stderr
+//!   controls/{positive,negative}/witness.json   WitnessRecord of each control's window
+//!   controls/<adversarial>/record.json, stdout, stderr, witness.json
+//!                            each hostile stand-in (`ADVERSARIAL_CONTROLS`) as it ran
 //!   cases/<id>/stdout        raw candidate stdout
 //!   cases/<id>/stderr        raw candidate stderr
 //!   cases/<id>/record.json   CaseRecord
+//!   cases/<id>/witness.json  WitnessRecord (`crate::witness`): what the kernel reported
 //!   summary.json             RunSummary (written last; its absence means the runner did not finish)
 //!   error.json               RunError, only when the runner refused to start (bad matrix, ...)
 //! ```
@@ -34,6 +38,21 @@ pub const POSITIVE_CONTROL_RECORD_FILE: &str = "controls/positive/record.json";
 pub const NEGATIVE_CONTROL_RECORD_FILE: &str = "controls/negative/record.json";
 pub const NEGATIVE_CONTROL_STDOUT_FILE: &str = "controls/negative/stdout";
 pub const NEGATIVE_CONTROL_STDERR_FILE: &str = "controls/negative/stderr";
+/// The kernel witness's records of the two sentinel controls.
+pub const POSITIVE_CONTROL_WITNESS_FILE: &str = "controls/positive/witness.json";
+pub const NEGATIVE_CONTROL_WITNESS_FILE: &str = "controls/negative/witness.json";
+/// The directory of every control, relative to the evidence directory.
+pub const CONTROLS_DIR: &str = "controls";
+/// The hostile stand-ins every run includes, in the order they run; each has
+/// `controls/<name>/{record.json,stdout,stderr,witness.json}` and must be caught by the judge.
+pub const ADVERSARIAL_CONTROLS: [&str; 6] = [
+    "exec-delete-marker",
+    "exec-redirected-marker",
+    "double-fork-daemon",
+    "memfd-exec",
+    "base64-canary",
+    "tmp-file-canary",
+];
 /// Most bytes of the sentinel marker kept in a control record.
 pub const MARKER_TEXT_LIMIT: usize = 4096;
 /// Written instead of the run when the runner could not run the matrix at all.
@@ -88,6 +107,23 @@ pub struct MountObservation {
 pub struct Controls {
     pub positive: PositiveControl,
     pub negative: NegativeControl,
+    /// One per `ADVERSARIAL_CONTROLS` name, in that order.
+    pub adversarial: Vec<AdversarialControl>,
+}
+
+/// A hostile stand-in (the runner re-executed as `scopebox-runner hostile <name> ...`) run like
+/// a case: `judge::adversarial_control` derives this from its raw record, output and witness
+/// record. It behaved when the judge failed it with the failure its attack must produce.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AdversarialControl {
+    pub name: String,
+    /// The failure prefix that must be among `failures` (e.g. `witness: executed`).
+    pub expected: String,
+    /// True when some failure starts with `expected`.
+    pub caught: bool,
+    /// Everything the judge (invariants and witness) reported.
+    pub failures: Vec<String>,
 }
 
 /// The runner executes the sentinel itself: the marker must appear, then is removed.
@@ -195,6 +231,31 @@ pub struct CaseRecord {
     pub marker_present: bool,
     /// The runner's verdict; the verifier re-derives it and must agree.
     pub verdict: Verdict,
+    /// Every regular file the run left written where the candidate can write: added below the
+    /// fixture roots, or new or changed in the scratch tmpfs (`/tmp`), with its bytes,
+    /// so the judge can search them for canaries. Absent (empty) when nothing was written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written: Vec<WrittenFile>,
+}
+
+/// Most bytes of one written file kept in a record.
+pub const WRITTEN_CONTENT_LIMIT: usize = 1024 * 1024;
+/// Most written files kept in a record; more are only counted by the walk's own changes.
+pub const WRITTEN_FILE_LIMIT: usize = 64;
+
+/// One file the run left written (`CaseRecord::written`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WrittenFile {
+    /// Matrix spelling (`/work/p/x`, `/tmp/x`).
+    pub path: String,
+    pub size: u64,
+    /// Digest of the whole file.
+    pub sha256: String,
+    /// The first `WRITTEN_CONTENT_LIMIT` bytes, standard base64 (padded); empty when unreadable.
+    pub content_base64: String,
+    /// True when the content kept is not the whole file (too large, or unreadable).
+    pub truncated: bool,
 }
 
 /// One node found walking a fixture root.

@@ -9,13 +9,15 @@
 //! Failure strings are stable and meant for people: one per failed check, naming the path,
 //! canary, pointer or value involved.
 
+use crate::canary;
 use crate::digest::sha256_hex;
 use crate::evidence::{
-    CaseRecord, Controls, FixtureObservation, NegativeControl, NegativeControlRecord,
-    PositiveControl, PositiveControlRecord, Verdict,
+    AdversarialControl, CaseRecord, Controls, FixtureObservation, NegativeControl,
+    NegativeControlRecord, PositiveControl, PositiveControlRecord, Verdict, ADVERSARIAL_CONTROLS,
 };
 use crate::layout;
 use crate::matrix::{Case, Expectations, FileContent, FixtureEntry, JsonFact, Matrix};
+use crate::witness::WitnessRecord;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Mode a file or FIFO gets when the matrix names none.
@@ -135,6 +137,7 @@ pub fn judge(
         ));
     }
     invariants(matrix, stdout, stderr, record, &mut failures);
+    failures.extend(environment_failures(case, &record.env));
     failures.extend(fixture_layout_failures(case, &record.fixtures_before));
     expectations(
         &case.expect,
@@ -150,7 +153,8 @@ pub fn judge(
 }
 
 /// The checks every run of anything over a fixture must pass, whatever the case expects:
-/// no timeout, no signal, no sentinel marker, fixtures unchanged, no canary leaked, captures
+/// no timeout, no signal, no sentinel marker, fixtures unchanged, no canary leaked in any
+/// encoding `canary::Encoding` names (raw, base64, hex, ...), captures
 /// matching their recorded digests. The negative control runs exactly these.
 pub fn invariants(
     matrix: &Matrix,
@@ -172,23 +176,70 @@ pub fn invariants(
         &record.fixtures_before,
         &record.fixtures_after,
     ));
-    for canary in &matrix.canaries {
-        if canary.is_empty() {
-            continue;
-        }
-        if contains_bytes(stdout, canary.as_bytes()) {
-            failures.push(format!("canary {canary} in stdout"));
-        }
-        if contains_bytes(stderr, canary.as_bytes()) {
-            failures.push(format!("canary {canary} in stderr"));
-        }
+    let canaries = canary::search_for(&matrix.canaries);
+    failures.extend(canaries.failures(stdout, "stdout"));
+    failures.extend(canaries.failures(stderr, "stderr"));
+    // What else the candidate could write that the record carries: the names of the entries it
+    // added below the fixture roots (a canary spelled as a file name). Their contents are not
+    // recorded; writing at all fails the case (`fixture … added`, and the witness's write-open).
+    let existed: BTreeSet<&str> = record
+        .fixtures_before
+        .iter()
+        .map(|o| o.path.as_str())
+        .collect();
+    for added in record
+        .fixtures_after
+        .iter()
+        .filter(|o| !existed.contains(o.path.as_str()))
+    {
+        failures.extend(canaries.failures(
+            added.path.as_bytes(),
+            &format!("the name of fixture {}", added.path),
+        ));
     }
+    failures.extend(written_failures(record, &canaries));
     if sha256_hex(stdout) != record.stdout_sha256 {
         failures.push("stdout does not match its recorded sha256".to_string());
     }
     if sha256_hex(stderr) != record.stderr_sha256 {
         failures.push("stderr does not match its recorded sha256".to_string());
     }
+}
+
+/// The files the run left written (`CaseRecord::written`): one outside the fixture roots (in
+/// `/tmp`) fails by itself — the fixture walk reports those below the roots — and every canary
+/// in any of them, in any encoding, fails; so does content that is not what the record says.
+fn written_failures(record: &CaseRecord, canaries: &canary::CanarySearch) -> Vec<String> {
+    let mut failures = Vec::new();
+    for file in &record.written {
+        let path = &file.path;
+        let below_roots = layout::FIXTURE_ROOTS.iter().any(|r| {
+            path.strip_prefix(r)
+                .is_some_and(|rest| rest.starts_with('/'))
+        });
+        if !below_roots {
+            failures.push(format!("file {path} written outside the fixture roots"));
+        }
+        let content = match decode_base64(&file.content_base64) {
+            Ok(c) => c,
+            Err(e) => {
+                failures.push(format!("written file {path}: content is not base64 ({e})"));
+                continue;
+            }
+        };
+        let consistent = if file.truncated {
+            content.len() as u64 <= file.size
+        } else {
+            content.len() as u64 == file.size && sha256_hex(&content) == file.sha256
+        };
+        if !consistent {
+            failures.push(format!(
+                "written file {path}: content does not match its recorded size and sha256"
+            ));
+        }
+        failures.extend(canaries.failures(&content, &format!("file {path}")));
+    }
+    failures
 }
 
 /// The failure `invariants` reports when the sentinel marker is present: the negative control
@@ -345,7 +396,173 @@ pub fn control_failures(c: &Controls) -> Vec<String> {
     let negative = negative_control_failures(&c.negative)
         .into_iter()
         .map(|f| format!("negative control: {f}"));
-    positive.chain(negative).collect()
+    let mut all: Vec<String> = positive.chain(negative).collect();
+    all.extend(adversarial_control_failures(&c.adversarial));
+    all
+}
+
+/// Every way the adversarial controls did not prove the judge catches their attacks: one
+/// control per `ADVERSARIAL_CONTROLS` name, in order, each caught.
+pub fn adversarial_control_failures(controls: &[AdversarialControl]) -> Vec<String> {
+    let mut failures = Vec::new();
+    let names: Vec<&str> = controls.iter().map(|c| c.name.as_str()).collect();
+    if names != ADVERSARIAL_CONTROLS {
+        failures.push(format!(
+            "adversarial controls are {names:?}, expected {ADVERSARIAL_CONTROLS:?}"
+        ));
+    }
+    for c in controls {
+        let caught = c.failures.iter().any(|f| f.starts_with(&c.expected));
+        if !c.caught || !caught {
+            failures.push(format!(
+                "adversarial control {}: not caught (no failure starting {:?})",
+                c.name, c.expected
+            ));
+        }
+        if adversarial_expected(&c.name) != Some(c.expected.as_str()) {
+            failures.push(format!(
+                "adversarial control {}: expects {:?}, not what its attack must produce",
+                c.name, c.expected
+            ));
+        }
+    }
+    failures
+}
+
+/// The failure (prefix) each adversarial control's attack must produce.
+pub fn adversarial_expected(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "exec-delete-marker" | "exec-redirected-marker" => "witness: executed execve",
+        "double-fork-daemon" => "witness: process created",
+        "memfd-exec" => "witness: executed execveat",
+        "base64-canary" => "canary ",
+        "tmp-file-canary" => "witness: opened for writing",
+        _ => return None,
+    })
+}
+
+/// The canary every adversarial control leaks (besides the matrix's, which it is not given).
+pub const CONTROL_CANARY: &str = "SCOPEBOX-CONTROL-CANARY-7f3a";
+
+/// An adversarial control as `controls.json` states it, derived from its raw record, output
+/// and witness record: the case invariants (with `CONTROL_CANARY` among the canaries) plus the
+/// witness's judgement; caught when a failure starts with the attack's expected prefix.
+pub fn adversarial_control(
+    name: &str,
+    matrix: &Matrix,
+    record: &CaseRecord,
+    stdout: &[u8],
+    stderr: &[u8],
+    witness: &WitnessRecord,
+) -> AdversarialControl {
+    let mut with_control_canary = matrix.clone();
+    with_control_canary
+        .canaries
+        .push(CONTROL_CANARY.to_string());
+    let mut failures = Vec::new();
+    if record.id != name {
+        failures.push(format!("record is for {:?}, expected {name:?}", record.id));
+    }
+    invariants(&with_control_canary, stdout, stderr, record, &mut failures);
+    failures.extend(witness_failures(record, witness));
+    let expected = adversarial_expected(name).unwrap_or("<unknown control>");
+    AdversarialControl {
+        name: name.to_string(),
+        expected: expected.to_string(),
+        caught: failures.iter().any(|f| f.starts_with(expected)),
+        failures,
+    }
+}
+
+/// `judge` plus the kernel witness: what the runner and the verifier decide a case with.
+pub fn judge_witnessed(
+    matrix: &Matrix,
+    case: &Case,
+    stdout: &[u8],
+    stderr: &[u8],
+    record: &CaseRecord,
+    witness: &WitnessRecord,
+) -> Verdict {
+    let mut verdict = judge(matrix, case, stdout, stderr, record);
+    verdict.failures.extend(witness_failures(record, witness));
+    verdict.pass = verdict.failures.is_empty();
+    verdict
+}
+
+/// `witness::judge`, after checking the witness record is about this run's program: its
+/// `program` is the record's argv[0].
+pub fn witness_failures(record: &CaseRecord, witness: &WitnessRecord) -> Vec<String> {
+    let mut failures = Vec::new();
+    if record.argv.first() != Some(&witness.program) {
+        failures.push(format!(
+            "witness record is about {:?}, the run started {:?}",
+            witness.program,
+            record.argv.first()
+        ));
+    }
+    failures.extend(crate::witness::judge(witness));
+    failures
+}
+
+/// The environment every candidate gets, `NAME=value` sorted by name: the base
+/// (`HOME=/home/node`, `PATH=/scopebox/bin`, `LANG=C.UTF-8`) with the case's own variables
+/// over it. The runner builds the candidate's environment from this.
+pub fn expected_env(case: &Case) -> Vec<(String, String)> {
+    let mut env: BTreeMap<String, String> = [
+        ("HOME", layout::HOME),
+        ("PATH", "/scopebox/bin"),
+        ("LANG", "C.UTF-8"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    for (k, v) in &case.env {
+        env.insert(k.clone(), v.clone());
+    }
+    env.into_iter().collect()
+}
+
+/// Every way a recorded environment differs from `expected_env`: it must be equal key for key
+/// and in order, with no duplicate, no extra (`LD_PRELOAD`, `SCOPEBOX_*`) and none missing.
+pub fn environment_failures(case: &Case, env: &[String]) -> Vec<String> {
+    let expected: Vec<String> = expected_env(case)
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if env == expected.as_slice() {
+        return Vec::new();
+    }
+    let mut failures = Vec::new();
+    let want: BTreeMap<&str, &str> = expected.iter().filter_map(|e| e.split_once('=')).collect();
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for entry in env {
+        let Some((name, value)) = entry.split_once('=') else {
+            failures.push(format!("environment entry {entry:?} has no '='"));
+            continue;
+        };
+        *seen.entry(name).or_default() += 1;
+        match want.get(name) {
+            None => failures.push(format!("environment has an extra {name:?}")),
+            Some(v) if *v != value => {
+                failures.push(format!("environment {name} is {value:?}, expected {v:?}"))
+            }
+            Some(_) => {}
+        }
+    }
+    for (name, count) in &seen {
+        if *count > 1 {
+            failures.push(format!("environment has {name:?} {count} times"));
+        }
+    }
+    for name in want.keys() {
+        if !seen.contains_key(name) {
+            failures.push(format!("environment lacks {name:?}"));
+        }
+    }
+    if failures.is_empty() {
+        failures.push("environment is not in the matrix's order".to_string());
+    }
+    failures
 }
 
 /// Every path added, removed or changed between two walks of the fixture roots.
@@ -673,6 +890,24 @@ pub fn file_bytes(content: &FileContent) -> Result<Vec<u8>, String> {
     }
 }
 
+/// Standard base64 (RFC 4648 §4) with `=` padding: what `decode_base64` reads back.
+pub fn encode_base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+        let v = (b(0) << 16) | (b(1) << 8) | b(2);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((v >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// Standard base64 (RFC 4648 §4, `=` padding required, no whitespace).
 pub fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
     fn value(c: u8) -> Option<u32> {
@@ -997,7 +1232,10 @@ mod tests {
             id: case.id.clone(),
             argv: vec![],
             cwd: "/work".into(),
-            env: vec![],
+            env: expected_env(case)
+                .into_iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect(),
             exit_code: Some(0),
             signal: None,
             timed_out: false,
@@ -1011,6 +1249,7 @@ mod tests {
                 pass: true,
                 failures: vec![],
             },
+            written: vec![],
         }
     }
 
@@ -1152,7 +1391,110 @@ mod tests {
                 caught: true,
                 marker_removed: true,
             },
+            adversarial: ADVERSARIAL_CONTROLS
+                .iter()
+                .map(|name| AdversarialControl {
+                    name: name.to_string(),
+                    expected: adversarial_expected(name).unwrap().to_string(),
+                    caught: true,
+                    failures: vec![format!("{} …", adversarial_expected(name).unwrap())],
+                })
+                .collect(),
         }
+    }
+
+    #[test]
+    fn an_adversarial_control_not_caught_missing_or_mislabelled_fails() {
+        let mut c = behaved();
+        c.adversarial[0].failures = vec!["canary X in stdout".into()];
+        c.adversarial[1].expected = "canary ".into();
+        c.adversarial[1].failures = vec!["canary X in stdout".into()];
+        c.adversarial.pop();
+        let f = control_failures(&c);
+        assert_eq!(f.len(), 3, "{f:?}");
+        assert!(f[0].starts_with("adversarial controls are "));
+        assert!(f[1].starts_with("adversarial control exec-delete-marker: not caught"));
+        assert!(f[2].starts_with("adversarial control exec-redirected-marker: expects"));
+    }
+
+    fn env_case(env: &[(&str, &str)]) -> Case {
+        let mut case: Case = serde_json::from_str(
+            r#"{"id":"e","client":"claude-code","description":"","args":[],"expect":{"exitCode":0}}"#,
+        )
+        .unwrap();
+        case.env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        case
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_canary_is_found_raw_and_base64_encoded_at_every_alignment() {
+        let canary = "CANARY-B64-1";
+        let search = canary::CanarySearch::new(&[canary.to_string()]);
+        let canary_in = |haystack: &[u8], _: &str| !search.find(haystack).is_empty();
+        assert!(canary_in(b"x CANARY-B64-1 y", canary));
+        // base64 of the canary behind 0, 1 and 2 bytes of prefix.
+        for encoded in [
+            "Q0FOQVJZLUI2NC0x",
+            "eENBTkFSWS1CNjQtMQ==",
+            "eHhDQU5BUlktQjY0LTE=",
+        ] {
+            assert!(canary_in(encoded.as_bytes(), canary), "{encoded}");
+        }
+        assert!(!canary_in(b"Q0FOQVJZ", canary));
+        assert!(!canary_in(b"nothing here", canary));
+    }
+
+    #[test]
+    fn the_environment_must_be_the_matrixs_exactly() {
+        let case = env_case(&[("XDG_CONFIG_HOME", "/home/node/.config"), ("LANG", "C")]);
+        let exact = strings(&[
+            "HOME=/home/node",
+            "LANG=C",
+            "PATH=/scopebox/bin",
+            "XDG_CONFIG_HOME=/home/node/.config",
+        ]);
+        assert_eq!(environment_failures(&case, &exact), Vec::<String>::new());
+
+        let mut extra = exact.clone();
+        extra.push("LD_PRELOAD=/tmp/x.so".into());
+        extra.push("SCOPEBOX_SENTINEL_MARKER=/tmp/y".into());
+        assert_eq!(
+            environment_failures(&case, &extra),
+            [
+                "environment has an extra \"LD_PRELOAD\"",
+                "environment has an extra \"SCOPEBOX_SENTINEL_MARKER\""
+            ]
+        );
+
+        let mut twice = exact.clone();
+        twice.push("HOME=/home/node".into());
+        assert_eq!(
+            environment_failures(&case, &twice),
+            ["environment has \"HOME\" 2 times"]
+        );
+
+        let mut reordered = exact.clone();
+        reordered.swap(0, 1);
+        assert_eq!(
+            environment_failures(&case, &reordered),
+            ["environment is not in the matrix's order"]
+        );
+
+        let changed = strings(&["HOME=/tmp", "LANG=C", "PATH=/scopebox/bin"]);
+        assert_eq!(
+            environment_failures(&case, &changed),
+            [
+                "environment HOME is \"/tmp\", expected \"/home/node\"",
+                "environment lacks \"XDG_CONFIG_HOME\""
+            ]
+        );
     }
 
     #[test]
@@ -1214,6 +1556,111 @@ mod tests {
         // A prefix of a canary is not the canary.
         let r = record(&c, b"CANARY-CMD-7f3", b"");
         assert!(failures_of(&c, b"CANARY-CMD-7f3", b"", &r).is_empty());
+    }
+
+    #[test]
+    fn an_encoded_canary_smuggled_in_an_extra_json_field_fails() {
+        let c = case();
+        // base64 of "pid=7 CANARY-CMD-7f3a" (the canary at an odd alignment) and the hex of
+        // the other canary, as a hostile candidate would tuck them into its report.
+        let out = br#"{"schemaVersion":1,"extra":"cGlkPTcgQ0FOQVJZLUNNRC03ZjNh","x":"43414e4152592d454e562d31"}"#;
+        let r = record(&c, out, b"");
+        assert_eq!(
+            failures_of(&c, out, b"", &r),
+            vec![
+                "canary CANARY-CMD-7f3a in stdout (base64)",
+                "canary CANARY-ENV-1 in stdout (hex)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_canary_spelled_as_an_added_file_name_fails() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        r.fixtures_after.push(FixtureObservation {
+            path: "/work/p/Q0FOQVJZLUNNRC03ZjNh".into(),
+            kind: "file".into(),
+            mode: "0644".into(),
+            size: 0,
+            sha256: Some(sha256_hex(b"")),
+        });
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "fixture /work/p/Q0FOQVJZLUNNRC03ZjNh added",
+                "canary CANARY-CMD-7f3a in the name of fixture /work/p/Q0FOQVJZLUNNRC03ZjNh (base64)"
+            ]
+        );
+    }
+
+    fn written(path: &str, content: &[u8]) -> crate::evidence::WrittenFile {
+        crate::evidence::WrittenFile {
+            path: path.into(),
+            size: content.len() as u64,
+            sha256: sha256_hex(content),
+            content_base64: encode_base64(content),
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn a_file_left_in_tmp_fails_and_its_canaries_are_found_in_any_encoding() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        r.written = vec![
+            written("/tmp/leak", b"pid=7 Q0FOQVJZLUNNRC03ZjNh\n"),
+            written(
+                "/work/p/.mcp.json",
+                "CANARY-ENV-1"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes)
+                    .collect::<Vec<u8>>()
+                    .as_slice(),
+            ),
+        ];
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "file /tmp/leak written outside the fixture roots",
+                "canary CANARY-CMD-7f3a in file /tmp/leak (base64)",
+                "canary CANARY-ENV-1 in file /work/p/.mcp.json (utf-16le)",
+            ]
+        );
+        // A written file below a fixture root without a canary adds nothing here: the walk
+        // reports it (`fixture … changed`/`added`).
+        r.written = vec![written("/work/p/notes", b"nothing")];
+        assert!(failures_of(&c, b"", b"", &r).is_empty());
+    }
+
+    #[test]
+    fn written_content_must_be_what_the_record_says() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        let mut forged = written("/work/p/x", b"honest");
+        forged.content_base64 = encode_base64(b"other!");
+        let mut bad = written("/work/p/y", b"");
+        bad.content_base64 = "%%%%".into();
+        let mut cut = written("/work/p/z", b"CANARY-ENV-1 and more");
+        cut.content_base64 = encode_base64(b"CANARY-ENV-1");
+        cut.truncated = true;
+        r.written = vec![forged, bad, cut];
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "written file /work/p/x: content does not match its recorded size and sha256",
+                "written file /work/p/y: content is not base64 (base64 has a character outside the alphabet)",
+                "canary CANARY-ENV-1 in file /work/p/z",
+            ]
+        );
+    }
+
+    #[test]
+    fn base64_round_trips() {
+        for bytes in [&b""[..], b"f", b"fo", b"foo", b"foob", b"\xff\x00\xfe\x01"] {
+            assert_eq!(decode_base64(&encode_base64(bytes)).unwrap(), bytes);
+        }
+        assert_eq!(encode_base64(b"fo"), "Zm8=");
     }
 
     #[test]

@@ -5,15 +5,19 @@
 //! beyond what a record needs. Verification, signing and `scopebox-verify` live in
 //! `scopebox-receipts`, which depends on this crate.
 
+pub mod canary;
 pub mod digest;
+pub mod engine;
 pub mod evidence;
 pub mod judge;
 pub mod matrix;
+pub mod native;
 pub mod platform;
 pub mod policy;
 pub mod receipt;
 pub mod shipped;
 pub mod strict_json;
+pub mod witness;
 
 /// Paths inside the evidence container, shared by the image builder, the runner and the verifier.
 pub mod layout {

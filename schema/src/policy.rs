@@ -3,6 +3,10 @@
 //! it against the raw `docker inspect` document and against the runner's inner observations.
 //! Checks live here so both sides judge with one set of rules.
 
+use crate::engine::{
+    podman_tmpfs_options, EngineName, PODMAN_APPENDED_TMPFS_OPTIONS, PODMAN_IMPLICIT_TMPFS,
+    PODMAN_READ_ONLY_TMPFS_OPTIONS,
+};
 use crate::evidence::{InnerBoundary, MountObservation};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -80,7 +84,16 @@ fn unwrap_inspect(doc: &Value) -> Option<&serde_json::Map<String, Value>> {
 /// Returns every failed check as `"<check-id>: expected …, got …"`; empty means it meets the
 /// policy. Absent fields count as failures, never as defaults, except list-valued fields that
 /// must be empty (`Binds`, `Devices`, …), which the engine omits or nulls when empty.
-pub fn check_applied(policy: &BoundaryPolicy, container_inspect: &Value) -> Vec<String> {
+///
+/// `engine` is the dialect the inspection is written in (`engine`): Podman lists the
+/// capabilities it dropped instead of `ALL`, spells the container user's tmpfs ownership `U`,
+/// appends its own tmpfs options and carries the read-only overrides of its implicit tmpfs
+/// mounts. Each difference is accepted only in the form that means the same confinement.
+pub fn check_applied(
+    policy: &BoundaryPolicy,
+    container_inspect: &Value,
+    engine: EngineName,
+) -> Vec<String> {
     let mut failures = Vec::new();
     let Some(doc) = unwrap_inspect(container_inspect) else {
         failures.push("inspect-document: expected one JSON object, got something else".into());
@@ -140,8 +153,21 @@ pub fn check_applied(policy: &BoundaryPolicy, container_inspect: &Value) -> Vec<
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    // Podman expands a dropped ALL into the list of its default capabilities, so the
+    // inspection names each one (`CHOWN`, …) instead; the runner's capEff of 0 is what
+    // shows none is left.
+    let podman_dropped_all = engine == EngineName::Podman
+        && !cap_drop.is_empty()
+        && cap_drop.iter().all(|c| {
+            !c.is_empty()
+                && !c.eq_ignore_ascii_case("ALL")
+                && c.bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        });
     for cap in &policy.cap_drop {
-        if !cap_drop.iter().any(|c| c.eq_ignore_ascii_case(cap)) {
+        let dropped = cap_drop.iter().any(|c| c.eq_ignore_ascii_case(cap))
+            || (cap.eq_ignore_ascii_case("ALL") && podman_dropped_all);
+        if !dropped {
             failures.push(format!(
                 "cap-drop: expected {cap} dropped, got {}",
                 show(host.get("CapDrop"))
@@ -201,9 +227,10 @@ pub fn check_applied(policy: &BoundaryPolicy, container_inspect: &Value) -> Vec<
     // Filesystems: the tmpfs map exactly as the policy says, no binds, no devices.
     let want_tmpfs = serde_json::to_value(&policy.tmpfs).unwrap_or(Value::Null);
     let got_tmpfs = host.get("Tmpfs");
-    let tmpfs_matches = match (got_tmpfs, policy.tmpfs.is_empty()) {
-        (None | Some(Value::Null), true) => true,
-        (got, _) => got == Some(&want_tmpfs),
+    let tmpfs_matches = match (got_tmpfs, policy.tmpfs.is_empty(), engine) {
+        (None | Some(Value::Null), true, _) => true,
+        (got, _, EngineName::Docker) => got == Some(&want_tmpfs),
+        (got, _, EngineName::Podman) => podman_tmpfs_matches(policy, got),
     };
     if !tmpfs_matches {
         failures.push(format!(
@@ -212,6 +239,23 @@ pub fn check_applied(policy: &BoundaryPolicy, container_inspect: &Value) -> Vec<
             show(got_tmpfs)
         ));
     }
+    // Podman shows the named volume as a bind of the volume's name (`<name>:<target>:<opts>`)
+    // and no `HostConfig.Mounts`; the document-level `Mounts` (checked below) still has to
+    // name one volume at the evidence mount point.
+    let podman_volume_bind = engine == EngineName::Podman
+        && match host
+            .get("Binds")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+        {
+            Some([one]) => one.as_str().is_some_and(|bind| {
+                let mut parts = bind.split(':');
+                let (name, target) = (parts.next(), parts.next());
+                name.is_some_and(|n| !n.is_empty() && !n.starts_with('/'))
+                    && target == Some(policy.evidence_volume.as_str())
+            }),
+            _ => false,
+        };
     for (id, key) in [
         ("binds", "Binds"),
         ("devices", "Devices"),
@@ -219,17 +263,22 @@ pub fn check_applied(policy: &BoundaryPolicy, container_inspect: &Value) -> Vec<
         ("port-bindings", "PortBindings"),
         ("device-requests", "DeviceRequests"),
     ] {
+        if key == "Binds" && podman_volume_bind {
+            continue;
+        }
         if !is_empty(host.get(key)) {
             failures.push(format!("{id}: expected none, got {}", show(host.get(key))));
         }
     }
-    check_mounts(
-        "host-mounts",
-        host.get("Mounts"),
-        "Target",
-        &policy.evidence_volume,
-        &mut failures,
-    );
+    if !(podman_volume_bind && is_empty(host.get("Mounts"))) {
+        check_mounts(
+            "host-mounts",
+            host.get("Mounts"),
+            "Target",
+            &policy.evidence_volume,
+            &mut failures,
+        );
+    }
     check_mounts(
         "mounts",
         doc.get("Mounts"),
@@ -254,6 +303,50 @@ pub fn check_applied(policy: &BoundaryPolicy, container_inspect: &Value) -> Vec<
         Some(other) => failures.push(format!("networks: expected an object, got {other}")),
     }
     failures
+}
+
+/// Podman's tmpfs map means the policy's: each policy mount with its options translated
+/// (`podman_tmpfs_options`) once Podman's appended options are dropped, and nothing else but
+/// the read-only, noexec overrides of Podman's implicit mounts.
+fn podman_tmpfs_matches(policy: &BoundaryPolicy, got: Option<&Value>) -> bool {
+    let Some(got) = got.and_then(Value::as_object) else {
+        return false;
+    };
+    let split = |text: &str| -> Vec<String> {
+        text.split(',')
+            .filter(|o| !o.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    for (target, options) in got {
+        let Some(options) = options.as_str() else {
+            return false;
+        };
+        let given: Vec<String> = split(options)
+            .into_iter()
+            .filter(|o| !PODMAN_APPENDED_TMPFS_OPTIONS.contains(&o.as_str()))
+            .collect();
+        match policy.tmpfs.get(target) {
+            Some(wanted) => {
+                // Podman shows the `U` it was asked for resolved to `uid=`/`gid=`.
+                let wanted = split(wanted);
+                if given != wanted && podman_tmpfs_options(&wanted, &policy.user) != Some(given) {
+                    return false;
+                }
+            }
+            None => {
+                let read_only_override = PODMAN_IMPLICIT_TMPFS.contains(&target.as_str())
+                    && split(PODMAN_READ_ONLY_TMPFS_OPTIONS)
+                        .into_iter()
+                        .filter(|o| !PODMAN_APPENDED_TMPFS_OPTIONS.contains(&o.as_str()))
+                        .eq(given);
+                if !read_only_override {
+                    return false;
+                }
+            }
+        }
+    }
+    policy.tmpfs.keys().all(|target| got.contains_key(target))
 }
 
 /// Exactly one mount, a volume, at the evidence mount point.
@@ -380,9 +473,10 @@ pub fn check_observed(policy: &BoundaryPolicy, observed: &InnerBoundary) -> Vec<
             .map(String::as_str)
             .unwrap_or("");
         let name = pid1.rsplit('/').next().unwrap_or("");
-        if !matches!(name, "docker-init" | "tini" | "tini-static") {
+        // Docker's tini (`docker-init`), or Podman's catatonit (`/run/podman-init`).
+        if !matches!(name, "docker-init" | "tini" | "tini-static" | "podman-init") {
             failures.push(format!(
-                "pid1-init: expected docker-init, got {}",
+                "pid1-init: expected an init (docker-init or podman-init), got {}",
                 if pid1.is_empty() { "nothing" } else { pid1 }
             ));
         }
@@ -508,16 +602,19 @@ mod tests {
 
     #[test]
     fn real_inspect_of_a_policy_container_meets_the_policy() {
-        assert_eq!(check_applied(&policy(), &inspect()), Vec::<String>::new());
+        assert_eq!(
+            check_applied(&policy(), &inspect(), EngineName::Docker),
+            Vec::<String>::new()
+        );
         // `docker inspect` wraps the object in an array; that form is accepted too.
         let wrapped = Value::Array(vec![inspect()]);
-        assert!(check_applied(&policy(), &wrapped).is_empty());
+        assert!(check_applied(&policy(), &wrapped, EngineName::Docker).is_empty());
     }
 
     fn applied_after(edit: impl FnOnce(&mut Value)) -> Vec<String> {
         let mut doc = inspect();
         edit(&mut doc);
-        check_applied(&policy(), &doc)
+        check_applied(&policy(), &doc, EngineName::Docker)
     }
 
     fn has(failures: &[String], prefix: &str) -> bool {
@@ -619,6 +716,114 @@ mod tests {
         }
     }
 
+    fn podman_inspect() -> Value {
+        serde_json::from_str(include_str!(
+            "../tests/fixtures/podman-container-inspect.json"
+        ))
+        .expect("fixture parses")
+    }
+
+    fn podman_applied_after(edit: impl FnOnce(&mut Value)) -> Vec<String> {
+        let mut doc = podman_inspect();
+        edit(&mut doc);
+        check_applied(&policy(), &doc, EngineName::Podman)
+    }
+
+    #[test]
+    fn real_podman_inspect_meets_the_policy_in_its_dialect_only() {
+        assert_eq!(podman_applied_after(|_| {}), Vec::<String>::new());
+        // Read as Docker's, the same document fails: the dialect is what makes it pass.
+        let as_docker = check_applied(&policy(), &podman_inspect(), EngineName::Docker);
+        for id in ["cap-drop", "tmpfs", "binds", "host-mounts"] {
+            assert!(has(&as_docker, id), "{id}: {as_docker:?}");
+        }
+    }
+
+    #[test]
+    fn each_weakened_podman_field_is_named() {
+        let cases: Vec<(&str, Edit<Value>)> = vec![
+            // Podman's implicit /run left writable (the override missing or weakened).
+            (
+                "tmpfs",
+                Box::new(|d| {
+                    d["HostConfig"]["Tmpfs"]["/run"] = "rw,rprivate,nosuid,nodev,tmpcopyup".into()
+                }),
+            ),
+            (
+                "tmpfs",
+                Box::new(|d| {
+                    d["HostConfig"]["Tmpfs"]["/var/tmp"] = "ro,nosuid,nodev,size=64k".into()
+                }),
+            ),
+            // Another writable tmpfs.
+            (
+                "tmpfs",
+                Box::new(|d| d["HostConfig"]["Tmpfs"]["/opt"] = "rw,size=1m".into()),
+            ),
+            // A fixture root that allows exec.
+            (
+                "tmpfs",
+                Box::new(|d| {
+                    d["HostConfig"]["Tmpfs"]["/work"] =
+                        "rw,nosuid,size=64m,uid=1000,gid=1000,rprivate,nodev,tmpcopyup".into()
+                }),
+            ),
+            // Owned by root instead of the container user.
+            (
+                "tmpfs",
+                Box::new(|d| {
+                    d["HostConfig"]["Tmpfs"]["/tmp"] =
+                        "rw,noexec,nosuid,size=64m,uid=0,gid=0,rprivate,nodev,tmpcopyup".into()
+                }),
+            ),
+            // A fixture root missing.
+            (
+                "tmpfs",
+                Box::new(|d| {
+                    d["HostConfig"]["Tmpfs"]
+                        .as_object_mut()
+                        .unwrap()
+                        .remove("/etc/codex");
+                }),
+            ),
+            // A host path bound in beside the volume, or instead of it.
+            (
+                "binds",
+                Box::new(|d| {
+                    d["HostConfig"]["Binds"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push("/var/run/docker.sock:/s".into())
+                }),
+            ),
+            (
+                "binds",
+                Box::new(|d| d["HostConfig"]["Binds"][0] = "/etc:/evidence:rw".into()),
+            ),
+            (
+                "cap-add",
+                Box::new(|d| d["HostConfig"]["CapAdd"] = serde_json::json!(["SYS_ADMIN"])),
+            ),
+            // A drop list that is not a list of capability names.
+            (
+                "cap-drop",
+                Box::new(|d| d["HostConfig"]["CapDrop"] = serde_json::json!(["chown", "x y"])),
+            ),
+            (
+                "cap-drop",
+                Box::new(|d| d["HostConfig"]["CapDrop"] = serde_json::json!([])),
+            ),
+            (
+                "mounts",
+                Box::new(|d| d["Mounts"][0]["Destination"] = "/elsewhere".into()),
+            ),
+        ];
+        for (id, edit) in cases {
+            let f = podman_applied_after(edit);
+            assert!(has(&f, id), "{id}: {f:?}");
+        }
+    }
+
     #[test]
     fn garbage_inspect_is_a_failure_not_a_panic() {
         for doc in [
@@ -626,10 +831,14 @@ mod tests {
             serde_json::json!([]),
             serde_json::json!({"HostConfig": 3}),
         ] {
-            assert!(!check_applied(&policy(), &doc).is_empty());
+            assert!(!check_applied(&policy(), &doc, EngineName::Docker).is_empty());
         }
         // An empty object: every required field is reported missing.
-        let f = check_applied(&policy(), &serde_json::json!({"HostConfig": {}}));
+        let f = check_applied(
+            &policy(),
+            &serde_json::json!({"HostConfig": {}}),
+            EngineName::Docker,
+        );
         assert!(has(&f, "network-mode: expected none, got null"), "{f:?}");
         assert!(has(&f, "host-mounts:"), "{f:?}");
     }

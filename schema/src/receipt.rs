@@ -24,6 +24,7 @@
 //!     evidence/...                 this platform's /evidence tree (see `evidence`)
 //! ```
 
+use crate::engine::EngineName;
 use crate::evidence::{Controls, InnerBoundary};
 use crate::platform::Platform;
 use crate::policy::BoundaryPolicy;
@@ -180,6 +181,10 @@ pub struct PlatformRun {
     pub emulated: bool,
     /// The engine's own architecture, from its `/info` (`x86_64`, `aarch64`).
     pub engine_architecture: String,
+    /// Which engine ran it (its `/version` components): the dialect of `outer/` inspections.
+    pub engine: EngineName,
+    /// The engine's version, as its `/version` says.
+    pub engine_version: String,
     pub inputs: PlatformInputs,
     pub boundary: BoundaryRecord,
     pub controls: Controls,

@@ -1,15 +1,20 @@
 //! The engine over bollard, talking API 1.41 (what Debian's Docker 20.10 speaks; newer engines
-//! accept it too) to `DOCKER_HOST` or the local socket. Bollard's own request timeout is set far
+//! and Podman's Docker-compatible service accept it too) to `DOCKER_HOST` or the local socket.
+//! It translates a `Sandbox` into the create request of the engine it found (`create_body`:
+//! Podman's dialect differs in tmpfs ownership and its implicit tmpfs mounts). Bollard's own request timeout is set far
 //! beyond any deadline: deadlines belong to `run` (`tokio::time::timeout`). Inspections are
 //! fetched with a plain HTTP/1.0 GET so the bundle keeps the engine's JSON byte for byte
 //! (bollard would re-serialize its typed model). It maps errors; it never retries or decides.
 
+use super::short;
 use super::{
-    Engine, EngineError, EngineErrorKind, EngineInfo, Labelled, Labels, LogStream, ObjectKind,
+    Engine, EngineError, EngineErrorKind, EngineInfo, EngineName, Labelled, Labels, LogStream,
+    ObjectKind,
 };
+use crate::sandbox::Sandbox;
 use bollard::container::LogOutput;
 use bollard::errors::Error as BollardError;
-use bollard::models::{ContainerCreateBody, VolumeCreateRequest};
+use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType, VolumeCreateRequest};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder, ImportImageOptions,
     KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListVolumesOptionsBuilder,
@@ -17,6 +22,9 @@ use bollard::query_parameters::{
 };
 use bollard::{ClientVersion, Docker};
 use futures_util::StreamExt;
+use scopebox_schema::engine::{
+    podman_tmpfs_options, PODMAN_IMPLICIT_TMPFS, PODMAN_READ_ONLY_TMPFS_OPTIONS,
+};
 use std::collections::HashMap;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
@@ -41,6 +49,8 @@ pub struct DockerEngine {
     host: String,
     address: Address,
     client: Docker,
+    /// Which engine answers, once asked (`info`, or the first create).
+    name: std::sync::OnceLock<EngineName>,
 }
 
 impl DockerEngine {
@@ -76,7 +86,22 @@ impl DockerEngine {
             host: host.to_string(),
             address,
             client,
+            name: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Which engine answers: Docker, or Podman's compatible service (`GET /version`).
+    async fn engine_name(&self) -> Result<EngineName, EngineError> {
+        if let Some(name) = self.name.get() {
+            return Ok(*name);
+        }
+        let version =
+            self.client.version().await.map_err(|e| {
+                map_error("ask the engine for its version (GET /version)".into(), e)
+            })?;
+        let components = version.components.unwrap_or_default();
+        let name = EngineName::from_components(components.iter().map(|c| c.name.as_str()));
+        Ok(*self.name.get_or_init(|| name))
     }
 
     /// `GET /v1.41{path}` over HTTP/1.0 (so the body is never chunked): status and raw body.
@@ -178,7 +203,9 @@ impl Engine for DockerEngine {
             self.client.info().await.map_err(|e| {
                 map_error("ask the Docker engine about itself (GET /info)".into(), e)
             })?;
+        let name = self.engine_name().await?;
         Ok(EngineInfo {
+            name,
             architecture: info.architecture.unwrap_or_default(),
             os_type: info.os_type.unwrap_or_default(),
             server_version: info.server_version.unwrap_or_default(),
@@ -265,12 +292,15 @@ impl Engine for DockerEngine {
             .map_err(|e| map_error(format!("remove volume {name}"), e))
     }
 
-    async fn create_container(
-        &self,
-        name: &str,
-        platform: &str,
-        body: ContainerCreateBody,
-    ) -> Result<String, EngineError> {
+    async fn create_container(&self, name: &str, sandbox: &Sandbox) -> Result<String, EngineError> {
+        let engine = self.engine_name().await?;
+        let body = create_body(sandbox, engine).map_err(|why| {
+            EngineError::new(
+                format!("create container {name}: {why}"),
+                EngineErrorKind::Other,
+            )
+        })?;
+        let platform = sandbox.platform.as_str();
         self.client
             .create_container(
                 Some(
@@ -437,7 +467,172 @@ impl Engine for DockerEngine {
     }
 }
 
-/// The first 12 characters of an id, for messages.
-pub fn short(id: &str) -> &str {
-    &id[..id.len().min(12)]
+/// The create request for `sandbox` on `engine`: exactly what it asks for, nothing more — no
+/// binds, no devices, no socket, no auto-remove. On Podman, a tmpfs owned by the container user
+/// is spelled `U`, and on a read-only root each of Podman's implicit writable tmpfs mounts the
+/// sandbox does not mount itself is mounted read-only and noexec. Refused (as text) when the
+/// sandbox cannot be spelled for the engine.
+pub fn create_body(sandbox: &Sandbox, engine: EngineName) -> Result<ContainerCreateBody, String> {
+    let mut tmpfs: HashMap<String, String> = HashMap::new();
+    for mount in &sandbox.tmpfs {
+        let options = match engine {
+            EngineName::Docker => mount.joined(),
+            EngineName::Podman => podman_tmpfs_options(&mount.options, &sandbox.user)
+                .ok_or_else(|| {
+                    format!(
+                        "Podman cannot mount {} owned by anyone but the container user {}",
+                        mount.target, sandbox.user
+                    )
+                })?
+                .join(","),
+        };
+        tmpfs.insert(mount.target.clone(), options);
+    }
+    if engine == EngineName::Podman && sandbox.read_only_root {
+        for target in PODMAN_IMPLICIT_TMPFS {
+            tmpfs
+                .entry(target.to_string())
+                .or_insert_with(|| PODMAN_READ_ONLY_TMPFS_OPTIONS.to_string());
+        }
+    }
+    let host = HostConfig {
+        network_mode: Some(sandbox.network_mode.clone()),
+        readonly_rootfs: Some(sandbox.read_only_root),
+        cap_drop: Some(sandbox.cap_drop.clone()),
+        security_opt: sandbox
+            .no_new_privileges
+            .then(|| vec!["no-new-privileges".to_string()]),
+        init: sandbox.init.then_some(true),
+        pids_limit: sandbox.limits.pids,
+        memory: sandbox.limits.memory_bytes,
+        memory_swap: sandbox.limits.memory_swap_bytes,
+        nano_cpus: sandbox.limits.nano_cpus,
+        tmpfs: (!tmpfs.is_empty()).then_some(tmpfs),
+        mounts: sandbox.volume.as_ref().map(|v| {
+            vec![Mount {
+                target: Some(v.target.clone()),
+                source: Some(v.name.clone()),
+                typ: Some(MountType::VOLUME),
+                read_only: Some(false),
+                ..Default::default()
+            }]
+        }),
+        privileged: Some(false),
+        auto_remove: Some(false),
+        ..Default::default()
+    };
+    Ok(ContainerCreateBody {
+        image: Some(sandbox.image.clone()),
+        env: (!sandbox.env.is_empty()).then(|| {
+            sandbox
+                .env
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect()
+        }),
+        user: Some(sandbox.user.clone()),
+        labels: Some(sandbox.labels.clone().into_iter().collect()),
+        tty: Some(false),
+        open_stdin: Some(false),
+        attach_stdin: Some(false),
+        host_config: Some(host),
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boundary::{labels, load_policy, sandbox};
+    use crate::toolchain::workspace_root;
+    use scopebox_schema::platform::Platform;
+
+    fn evidence_sandbox() -> (scopebox_schema::policy::BoundaryPolicy, Sandbox) {
+        let (policy, _) = load_policy(&workspace_root()).unwrap();
+        let sb = sandbox(
+            &policy,
+            "sha256:abc",
+            Platform::LinuxAmd64,
+            "vol-1",
+            &labels("r1", false),
+            Some("x86_64"),
+        );
+        (policy, sb)
+    }
+
+    #[test]
+    fn docker_is_asked_for_the_policy_exactly() {
+        let (policy, sb) = evidence_sandbox();
+        let body = create_body(&sb, EngineName::Docker).unwrap();
+        let host = body.host_config.as_ref().unwrap();
+        assert_eq!(host.network_mode.as_deref(), Some("none"));
+        assert_eq!(host.readonly_rootfs, Some(true));
+        assert_eq!(host.cap_drop, Some(vec!["ALL".to_string()]));
+        assert_eq!(
+            host.security_opt,
+            Some(vec!["no-new-privileges".to_string()])
+        );
+        assert_eq!(host.init, Some(true));
+        assert_eq!(host.pids_limit, Some(policy.pids_limit));
+        assert_eq!(host.memory, Some(policy.memory_bytes));
+        assert_eq!(host.memory_swap, Some(policy.memory_swap_bytes));
+        assert_eq!(host.nano_cpus, Some(policy.nano_cpus));
+        // The policy's tmpfs map, byte for byte, and nothing else.
+        let tmpfs: std::collections::BTreeMap<_, _> =
+            host.tmpfs.clone().unwrap().into_iter().collect();
+        assert_eq!(tmpfs, policy.tmpfs);
+        let mounts = host.mounts.as_ref().unwrap();
+        assert_eq!(mounts.len(), 1);
+        assert_eq!(mounts[0].typ, Some(MountType::VOLUME));
+        assert_eq!(mounts[0].target.as_deref(), Some("/evidence"));
+        assert_eq!(mounts[0].source.as_deref(), Some("vol-1"));
+        assert!(host.binds.is_none() && host.devices.is_none());
+        assert_eq!(host.privileged, Some(false));
+        assert_eq!(host.auto_remove, Some(false));
+        assert_eq!(body.user.as_deref(), Some("1000:1000"));
+        assert_eq!(
+            body.env,
+            Some(vec!["SCOPEBOX_ENGINE_MACHINE=x86_64".to_string()])
+        );
+        assert_eq!(body.labels.as_ref().unwrap()["scopebox.run"], "r1");
+    }
+
+    #[test]
+    fn podman_is_asked_for_the_same_confinement_in_its_dialect() {
+        let (policy, sb) = evidence_sandbox();
+        let body = create_body(&sb, EngineName::Podman).unwrap();
+        let tmpfs = body.host_config.unwrap().tmpfs.unwrap();
+        for (target, options) in &policy.tmpfs {
+            let want = options.replace(",uid=1000,gid=1000", ",U");
+            assert_eq!(tmpfs[target], want, "{target}");
+        }
+        // Podman's implicit writable mounts on a read-only root, which the policy does not
+        // name, are mounted read-only and noexec instead.
+        for target in ["/run", "/var/tmp"] {
+            assert!(!policy.tmpfs.contains_key(target));
+            assert_eq!(tmpfs[target], PODMAN_READ_ONLY_TMPFS_OPTIONS);
+        }
+        assert_eq!(tmpfs.len(), policy.tmpfs.len() + 2);
+    }
+
+    #[test]
+    fn podman_refuses_a_tmpfs_owned_by_someone_else() {
+        let (_, mut sb) = evidence_sandbox();
+        sb.tmpfs[0] = crate::sandbox::Tmpfs::new("/work", "rw,uid=0,gid=0");
+        let why = create_body(&sb, EngineName::Podman).unwrap_err();
+        assert!(why.contains("/work") && why.contains("1000:1000"), "{why}");
+        // Docker can express it.
+        assert!(create_body(&sb, EngineName::Docker).is_ok());
+    }
+
+    #[test]
+    fn the_probe_asks_for_no_limits_tmpfs_or_volume() {
+        let sb = crate::boundary::probe_sandbox("sha256:p", Platform::LinuxArm64, &Labels::new());
+        let body = create_body(&sb, EngineName::Podman).unwrap();
+        let host = body.host_config.unwrap();
+        assert!(host.mounts.is_none() && host.pids_limit.is_none() && host.init.is_none());
+        // Even the probe gets no writable implicit tmpfs on Podman.
+        assert_eq!(host.tmpfs.unwrap().len(), 3);
+        assert!(body.env.is_none());
+    }
 }

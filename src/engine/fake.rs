@@ -3,7 +3,7 @@
 //! and fails, hangs or exits as told. Test-only; it never touches Docker.
 
 use super::{Engine, EngineError, EngineErrorKind, Labelled, Labels, LogStream, ObjectKind};
-use bollard::models::ContainerCreateBody;
+use crate::sandbox::Sandbox;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
@@ -162,6 +162,7 @@ impl Engine for Fake {
     async fn info(&self) -> Result<super::EngineInfo, EngineError> {
         self.call("info".into());
         Ok(super::EngineInfo {
+            name: super::EngineName::Docker,
             architecture: "x86_64".into(),
             os_type: "linux".into(),
             server_version: "fake".into(),
@@ -214,12 +215,7 @@ impl Engine for Fake {
         self.remove(ObjectKind::Volume, name, format!("remove volume {name}"))
     }
 
-    async fn create_container(
-        &self,
-        name: &str,
-        _platform: &str,
-        body: ContainerCreateBody,
-    ) -> Result<String, EngineError> {
+    async fn create_container(&self, name: &str, sandbox: &Sandbox) -> Result<String, EngineError> {
         self.call(format!("create_container {name}"));
         if self.failing.contains(&Step::CreateContainer) {
             return self
@@ -234,7 +230,7 @@ impl Engine for Fake {
             state.objects.push(Labelled {
                 kind: ObjectKind::Container,
                 id: id.clone(),
-                labels: body.labels.unwrap_or_default().into_iter().collect(),
+                labels: sandbox.labels.clone(),
             });
             id
         };

@@ -1,18 +1,25 @@
 //! The engine boundary: a small async trait over exactly the Docker Engine calls the run needs
 //! (ping, load and inspect an image, create and remove a volume, create/start/wait/kill/inspect/
 //! remove a container, download an archive from it, follow its logs, list by label), with the
-//! real implementation over bollard (`docker`) and a scripted fake for the fault-path tests
-//! (`fake`). Nothing above this module names bollard's client; nothing in it decides policy,
-//! deadlines or cleanup order — that is `run`'s job.
+//! real implementation over bollard (`docker`: Docker, and Podman through its Docker-compatible
+//! API service) and a scripted fake for the fault-path tests (`fake`). The calls speak the
+//! project's own types (`Sandbox` for a container); bollard's appear only inside `docker`.
+//! Nothing in it decides policy, deadlines or cleanup order — that is `run`'s job.
 
 pub mod docker;
 #[cfg(test)]
 pub mod fake;
 
-use bollard::models::ContainerCreateBody;
+use crate::sandbox::Sandbox;
 use futures_util::Stream;
+pub use scopebox_schema::engine::EngineName;
 use std::collections::BTreeMap;
 use std::pin::Pin;
+
+/// The first 12 characters of an id, for messages.
+pub fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
 
 /// Every container and volume carries `scopebox.run=<run id>`.
 pub const RUN_LABEL: &str = "scopebox.run";
@@ -92,6 +99,9 @@ impl EngineError {
 /// platforms run natively and which under emulation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EngineInfo {
+    /// Docker or Podman (from `GET /version`): how a sandbox is spelled for it and how its
+    /// inspections read.
+    pub name: EngineName,
     /// `uname -m` spelling, e.g. "x86_64", "aarch64".
     pub architecture: String,
     pub os_type: String,
@@ -115,13 +125,8 @@ pub trait Engine {
     async fn inspect_image(&self, id: &str) -> Result<Option<Vec<u8>>, EngineError>;
     async fn create_volume(&self, name: &str, labels: &Labels) -> Result<(), EngineError>;
     async fn remove_volume(&self, name: &str) -> Result<(), EngineError>;
-    /// Returns the container id. `platform` ("linux/arm64") selects the image's platform.
-    async fn create_container(
-        &self,
-        name: &str,
-        platform: &str,
-        body: ContainerCreateBody,
-    ) -> Result<String, EngineError>;
+    /// Creates the container `sandbox` describes (on its platform); returns its id.
+    async fn create_container(&self, name: &str, sandbox: &Sandbox) -> Result<String, EngineError>;
     async fn start_container(&self, id: &str) -> Result<(), EngineError>;
     /// Waits until the container stops and returns its exit code. A non-zero exit is an
     /// `Ok`, never an error.

@@ -11,14 +11,14 @@
 //! never judges the evidence and never writes the bundle (that is `receipt`).
 
 use crate::boundary::Names;
-use crate::engine::docker::short;
+use crate::engine::short;
 use crate::engine::{
     Engine, EngineError, EngineErrorKind, Labelled, Labels, ObjectKind, KEEP_LABEL, OWNER_LABEL,
     RUN_LABEL,
 };
 use crate::evidence::MAX_ARCHIVE_BYTES;
 use crate::progress::Progress;
-use bollard::models::ContainerCreateBody;
+use crate::sandbox::Sandbox;
 use futures_util::StreamExt;
 use scopebox_schema::layout;
 use scopebox_schema::receipt::{Cleanup, EventKind, LifecycleEvent};
@@ -40,7 +40,7 @@ pub const STEP_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// An engine call under `STEP_TIMEOUT`; `what` fits "failed to {what}" and names the call, so
 /// the error says which step the engine never answered ("failed to start container c1: the
-/// Docker engine did not answer within 120 s").
+/// engine did not answer within 120 s").
 pub(crate) async fn bounded<T>(
     what: impl Into<String>,
     call: impl Future<Output = Result<T, EngineError>>,
@@ -51,7 +51,7 @@ pub(crate) async fn bounded<T>(
             std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!(
-                    "the Docker engine did not answer within {} s",
+                    "the engine did not answer within {} s",
                     STEP_TIMEOUT.as_secs()
                 ),
             ),
@@ -66,7 +66,7 @@ pub struct Plan {
     pub platform: String,
     pub names: Names,
     pub labels: Labels,
-    pub body: ContainerCreateBody,
+    pub sandbox: Sandbox,
     pub image_id: String,
     pub deadline: Duration,
     pub keep_on_failure: bool,
@@ -213,7 +213,7 @@ async fn steps<E: Engine, W: Write>(
     rec.log(plan, EventKind::VolumeCreated);
     let id = match bounded(
         format!("create container {}", plan.names.container),
-        engine.create_container(&plan.names.container, &plan.platform, plan.body.clone()),
+        engine.create_container(&plan.names.container, &plan.sandbox),
     )
     .await
     {
@@ -586,7 +586,14 @@ mod tests {
             crate::boundary::load_policy(&crate::toolchain::workspace_root()).unwrap();
         Plan {
             platform: "linux/amd64".into(),
-            body: crate::boundary::create_body(&policy, "sha256:img", &names.volume, &labels),
+            sandbox: crate::boundary::sandbox(
+                &policy,
+                "sha256:img",
+                scopebox_schema::platform::Platform::LinuxAmd64,
+                &names.volume,
+                &labels,
+                None,
+            ),
             names,
             labels,
             image_id: "sha256:img".into(),
@@ -776,9 +783,9 @@ mod tests {
         crate::exit::code(&Ok(crate::run::outcome(rec, true)))
     }
 
-    /// "failed to {what}: the Docker engine did not answer within 120 s".
+    /// "failed to {what}: the engine did not answer within 120 s".
     fn unanswered(what: &str) -> String {
-        format!("failed to {what}: the Docker engine did not answer within 120 s")
+        format!("failed to {what}: the engine did not answer within 120 s")
     }
 
     /// A call that never answers after the container exited: that call alone fails, after

@@ -214,23 +214,10 @@ pub async fn probe<E: Engine>(
         format!("{}-probe", boundary::lane(run_id, platform)),
     );
     let name = format!("scopebox-{run_id}-{}-probe", platform.oci_architecture());
-    let body = bollard::models::ContainerCreateBody {
-        image: Some(image.id.clone()),
-        user: Some("1000:1000".into()),
-        labels: Some(labels.clone().into_iter().collect()),
-        host_config: Some(bollard::models::HostConfig {
-            network_mode: Some("none".into()),
-            readonly_rootfs: Some(true),
-            cap_drop: Some(vec!["ALL".into()]),
-            security_opt: Some(vec!["no-new-privileges".into()]),
-            auto_remove: Some(false),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
+    let sandbox = boundary::probe_sandbox(&image.id, platform, &labels);
     let created = bounded(
         format!("create probe container {name}"),
-        engine.create_container(&name, platform.name(), body),
+        engine.create_container(&name, &sandbox),
     )
     .await;
     let outcome = match created {
@@ -563,9 +550,10 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             let labels = boundary::platform_labels(&run_id, b.platform, args.keep_on_failure);
             Plan {
                 platform: b.platform.name().to_string(),
-                body: boundary::create_body_for(
+                sandbox: boundary::sandbox(
                     &policy,
                     &b.image.id,
+                    b.platform,
                     &names.volume,
                     &labels,
                     Some(engine_machine),
@@ -629,6 +617,8 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             &shared,
             inputs,
             &receipt::EngineFacts {
+                name: info.name,
+                version: &info.server_version,
                 architecture: &info.architecture,
             },
             &rec,
@@ -1035,7 +1025,7 @@ mod tests {
         assert_eq!(
             text,
             "error: failed to reach the Docker engine at fake://\n  \
-             caused by: the Docker engine did not answer within 120 s\n\
+             caused by: the engine did not answer within 120 s\n\
              hint: is the Docker engine running? tried fake:// (set DOCKER_HOST to use another address)"
         );
         assert_eq!(fake.calls(), ["ping"]);
@@ -1062,7 +1052,7 @@ mod tests {
             assert_eq!(
                 crate::exit::render(&err),
                 format!(
-                    "error: failed to {what}\n  caused by: the Docker engine did not answer within 120 s"
+                    "error: failed to {what}\n  caused by: the engine did not answer within 120 s"
                 )
             );
         }

@@ -1,14 +1,24 @@
 //! scopebox-runner: the evidence container's entrypoint (`scopebox-runner`, no arguments), a
-//! matrix checker for people and CI (`scopebox-runner check-matrix FILE...`), and a host mode
+//! matrix checker for people and CI (`scopebox-runner check-matrix FILE...`), a host mode
 //! for matrix authors and tests (`scopebox-runner run-rebased BASE MATRIX CANDIDATE SENTINEL`:
 //! the same run with every container path moved below BASE — no boundary, so its boundary.json
-//! proves nothing). The sequence lives in `scopebox_harness::run`; this file only parses argv
-//! and maps outcomes to exit codes:
-//! 0 every case passed and both controls behaved; 1 a case failed or a control misbehaved;
+//! proves nothing — in private user, mount and network namespaces so that the sentinel's fixed
+//! marker directory and socket are its own), and the adversarial controls' stand-ins
+//! (`scopebox-runner hostile NAME SENTINEL`, run only by the runner itself).
+//!
+//! A run always happens under the kernel witness: started bare, the runner execs
+//! `scopebox-witness` (in the container `/scopebox/witness/$SCOPEBOX_ENGINE_MACHINE/…`, on a
+//! host the one beside this binary), which re-executes it under its filter; if the witness
+//! cannot start or install its filter the run is refused (error.json, exit 3). The sequence
+//! lives in `scopebox_harness::run`; this file only parses argv and maps outcomes to exit codes:
+//! 0 every case passed and every control behaved; 1 a case failed or a control misbehaved;
 //! 2 the matrix is unreadable/malformed/invalid (or bad usage); 3 the harness itself failed.
 
 use scopebox_harness::run::{self, RunStatus};
+use scopebox_harness::watch::{self, Entry, Watch};
 use scopebox_harness::Layout;
+use scopebox_schema::layout;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
@@ -16,14 +26,18 @@ usage: scopebox-runner                      run /scopebox/matrix.json inside the
        scopebox-runner check-matrix FILE...   validate matrix files (exit 0 valid, 2 invalid)
        scopebox-runner run-rebased BASE MATRIX CANDIDATE SENTINEL
                                             run MATRIX on this host below BASE (no boundary:
-                                            for matrix authors and tests, never evidence)";
+                                            for matrix authors and tests, never evidence)
+       scopebox-runner hostile NAME SENTINEL  an adversarial control's stand-in (the runner's own)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let status = match args.first().map(String::as_str) {
-        None => run::run(&Layout::container(), &mut std::io::stderr()),
+        None => watched(&Layout::container(), &args, Host::Container),
         Some("check-matrix") if args.len() > 1 => check_matrices(&args[1..]),
-        Some("run-rebased") if args.len() == 5 => run_rebased(&args[1..]),
+        Some("run-rebased") if args.len() == 5 => run_rebased(&args),
+        Some("hostile") if args.len() == 3 => {
+            return ExitCode::from(scopebox_harness::hostile::main(&args[1], &args[2]))
+        }
         Some("-h" | "--help") => {
             println!("{USAGE}");
             RunStatus::Passed
@@ -57,8 +71,88 @@ fn check_matrices(paths: &[String]) -> RunStatus {
     }
 }
 
-fn run_rebased(args: &[String]) -> RunStatus {
-    let [base, matrix, candidate, sentinel] = args else {
+/// Where the run happens: which witness to exec, and how to isolate a host run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Host {
+    Container,
+    Rebased,
+}
+
+/// Runs `layout` under the kernel witness, getting under it first if need be (`args` are this
+/// process's arguments, given again to the re-executed runner).
+fn watched(layout: &Layout, args: &[String], host: Host) -> RunStatus {
+    let mut progress = std::io::stderr();
+    match watch::entry() {
+        Err(e) => run::refuse(
+            layout,
+            "witness",
+            &format!("failed to take over the kernel witness's control socket: {e}"),
+            &mut progress,
+        ),
+        Ok(Entry::Refused(reason)) => run::refuse(layout, "witness", &reason, &mut progress),
+        Ok(Entry::Supervised(kernel)) => {
+            run::run(layout, &mut Watch::Kernel(kernel), &mut progress)
+        }
+        Ok(Entry::Bare) => {
+            let witness = match witness_path(host) {
+                Ok(w) => w,
+                Err(message) => return run::refuse(layout, "witness", &message, &mut progress),
+            };
+            if host == Host::Rebased {
+                if let Err(e) = watch::isolate_host_run() {
+                    return run::refuse(
+                        layout,
+                        "witness",
+                        &format!("failed to isolate the host run (user, mount and network namespaces): {e}"),
+                        &mut progress,
+                    );
+                }
+            }
+            let err = watch::exec_under(&witness, &layout.runner_bin, args);
+            run::refuse(
+                layout,
+                "witness",
+                &format!(
+                    "failed to start the kernel witness {}: {err}",
+                    witness.display()
+                ),
+                &mut progress,
+            )
+        }
+    }
+}
+
+/// The witness binary: in the container the one for the engine's machine (told as
+/// environment at create time); on a host the one beside this binary.
+fn witness_path(host: Host) -> Result<PathBuf, String> {
+    match host {
+        Host::Container => {
+            let machine = std::env::var(layout::ENGINE_MACHINE_ENV).map_err(|_| {
+                format!(
+                    "failed to pick the kernel witness: {} is not set (the orchestrator sets it to the engine's machine)",
+                    layout::ENGINE_MACHINE_ENV
+                )
+            })?;
+            if machine.is_empty()
+                || !machine
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+            {
+                return Err(format!(
+                    "failed to pick the kernel witness: {} is {machine:?}, not a machine name",
+                    layout::ENGINE_MACHINE_ENV
+                ));
+            }
+            Ok(PathBuf::from(layout::witness_bin(&machine)))
+        }
+        Host::Rebased => std::env::current_exe()
+            .map(|exe| exe.with_file_name(layout::WITNESS_NAME))
+            .map_err(|e| format!("failed to find the kernel witness beside this binary: {e}")),
+    }
+}
+
+fn run_rebased(all: &[String]) -> RunStatus {
+    let [_, base, matrix, candidate, sentinel] = all else {
         unreachable!("argument count checked by the caller")
     };
     // Absolute paths: the candidate runs with each case's cwd.
@@ -71,10 +165,12 @@ fn run_rebased(args: &[String]) -> RunStatus {
             let mut l = Layout::rebased(&base, &absolute(candidate)?, &absolute(sentinel)?)
                 .map_err(|e| format!("failed to lay out {}: {e}", base.display()))?;
             l.matrix_path = matrix.into();
+            // The real sentinel writes its fixed marker, in the private mount of this run.
+            l.sentinel_marker = layout::SENTINEL_MARKER.into();
             Ok(l)
         });
     match layout {
-        Ok(l) => run::run(&l, &mut std::io::stderr()),
+        Ok(l) => watched(&l, all, Host::Rebased),
         Err(message) => {
             eprintln!("error: {message}");
             RunStatus::HarnessFailed

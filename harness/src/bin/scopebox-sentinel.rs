@@ -1,24 +1,37 @@
 //! scopebox-sentinel: the harmless executable configured as every stdio server's command in
-//! the fixture matrix. When executed it creates the marker file (`layout::SENTINEL_MARKER`, or
-//! `$SCOPEBOX_SENTINEL_MARKER` when set — host tests only; the matrix cannot set `SCOPEBOX_*`
-//! and the runner clears the candidate's environment), writes its argv and pid into it, and
-//! exits 0 (1 if the marker could not be written). It must never do anything else: no network,
-//! no output, no other file, no dependency beyond std (the marker path is a
-//! compile-time constant of the schema crate).
+//! the fixture matrix. When executed it first reports to the runner over the abstract datagram
+//! socket `@scopebox-sentinel` (`witness::SENTINEL_SOCKET`: the kernel attaches its pid and uid;
+//! the runner drains the queue after each case, so a report cannot be taken back), then creates
+//! the marker file `layout::SENTINEL_MARKER`, writes its argv and pid into it, and exits 0 (1 if
+//! the marker could not be written). Both locations are compile-time constants of the schema
+//! crate: nothing in the environment or argv can move them. It must never do anything else: no
+//! network, no output, no other file, no dependency beyond std.
 
 use std::io::Write;
+use std::os::linux::net::SocketAddrExt;
 use std::process::ExitCode;
 
-/// The constant only: no code of the schema crate is linked in.
+/// The constants only: no code of the schema crate is linked in.
 use scopebox_schema::layout::SENTINEL_MARKER as MARKER;
+use scopebox_schema::witness::SENTINEL_SOCKET as SOCKET;
 
 fn main() -> ExitCode {
-    let marker = std::env::var_os("SCOPEBOX_SENTINEL_MARKER")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| MARKER.into());
-    match fire(&marker) {
+    report();
+    match fire(std::path::Path::new(MARKER)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::FAILURE,
+    }
+}
+
+/// One datagram `argc=N` (the count only: the arguments may be canaries). Best effort: with no
+/// runner listening (a person trying the binary) there is no one to tell.
+fn report() {
+    let argc = std::env::args_os().count();
+    let Ok(addr) = std::os::unix::net::SocketAddr::from_abstract_name(SOCKET) else {
+        return;
+    };
+    if let Ok(socket) = std::os::unix::net::UnixDatagram::unbound() {
+        let _ = socket.send_to_addr(format!("argc={argc}").as_bytes(), &addr);
     }
 }
 

@@ -20,6 +20,12 @@
 //! servers (observed with Claude Code 2.1.328), and a file that exists but
 //! cannot be read may still be honoured by the host.
 //!
+//! Each row also carries `predictedLaunch` (and project rows `approval`),
+//! from the approval, trust and policy keys `claude_launch` reads — those keys
+//! only — by the rules the native reference (Claude Code 2.1.327) was seen to
+//! follow. The settings files it reads are not sources: their state never
+//! changes `inventoryComplete`.
+//!
 //! Strict JSON only. This profile must never read instruction contents, run
 //! anything or look at any other `projects` key.
 
@@ -31,6 +37,7 @@ use crate::host::{Host, Os};
 use crate::instructions;
 use crate::json::{Object, Options};
 use crate::model::{Extension, FileState, Reason, Server, ServerExtension, Source, Unavailable};
+use crate::profile::claude_launch::{self, Approval, LaunchInputs, PredictedLaunch, ProjectEntry};
 use crate::profile::{
     coverage, fill_source, member_object, path_string, with_object, Candidate, Context, Inventory,
     Profile, Shadowing,
@@ -86,22 +93,33 @@ impl Profile for ClaudeCode {
     }
 }
 
-/// The Claude Code row fields, serialized after `guardForm`. The contract's
-/// `approval` and `predictedLaunch` (from the native reference's observations)
-/// belong here too, as further fields of this type, when they are added.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+/// The Claude Code row fields, serialized after `guardForm`: the static
+/// shadowing and exclusion hints, then the contract's `approval` (project rows)
+/// and `predictedLaunch` (every row), from the native reference's observations
+/// (`claude_launch`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClaudeRow {
     /// Higher scopes (local, then project) with a declaration of this name.
     pub possible_shadowed_by: Vec<&'static str>,
     /// `["managed"]` when managed-mcp.json exists in any form.
     pub possibly_excluded_by: Vec<&'static str>,
+    /// Project (`.mcp.json`) rows only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+    pub predicted_launch: PredictedLaunch,
 }
 
 impl ServerExtension for ClaudeRow {
     fn report(&self, _server: &Server, out: &mut String) {
         crate::render_human::list_line(out, "possibly shadowed by", &self.possible_shadowed_by);
         crate::render_human::list_line(out, "possibly excluded by", &self.possibly_excluded_by);
+        claude_launch::report(
+            self.approval.as_ref(),
+            &self.predicted_launch,
+            !self.possibly_excluded_by.is_empty(),
+            out,
+        );
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -159,27 +177,36 @@ pub fn inventory(root: &SelectedRoot, host: &Host) -> Inventory {
     };
     let mut local = Source::new(LOCAL, claude_json.clone(), container_for(&canonical));
     let mut user = Source::new(USER, claude_json, "mcpServers".to_owned());
-    let (local_rows, user_rows) = match &host.home {
+    let (local_rows, user_rows, project_entry) = match &host.home {
         None => {
             let u = Unavailable::new(FileState::Unreadable, Reason::HomeNotSet);
             local.set(u);
             user.set(u);
-            (Vec::new(), Vec::new())
+            (Vec::new(), Vec::new(), ProjectEntry::unusable())
         }
         Some(home) => {
             let rows = with_object(home, &[".claude.json"], &Options::STRICT, |top| {
                 let container = local_container(top, &canonical, &explicit, &mut local);
                 let l = fill_source(&mut local, container, shape::claude_code);
                 let container = member_object(top, "mcpServers");
-                (l, fill_source(&mut user, container, shape::claude_code))
+                let u = fill_source(&mut user, container, shape::claude_code);
+                (l, u, ProjectEntry::read(top, &canonical))
             });
             rows.unwrap_or_else(|u| {
                 local.set(u);
                 user.set(u);
-                (Vec::new(), Vec::new())
+                let entry = if u.state == FileState::Missing {
+                    ProjectEntry::absent()
+                } else {
+                    ProjectEntry::unusable()
+                };
+                (Vec::new(), Vec::new(), entry)
             })
         }
     };
+    // Claude Code keys `projects` by the realpath only: rows found under the
+    // explicit (symlinked) spelling are never read by it.
+    let not_read_local = explicit != canonical && local.container == container_for(&explicit);
 
     let mut project = Source::new(
         PROJECT,
@@ -196,6 +223,12 @@ pub fn inventory(root: &SelectedRoot, host: &Host) -> Inventory {
     );
     let managed_rows = read_servers(&mut managed, managed_dir, "managed-mcp.json");
     let managed_exists = managed.state != FileState::Missing;
+    let inputs = LaunchInputs::read(
+        host.home.as_deref(),
+        &root.canonical,
+        managed_dir,
+        (local.path.clone(), project_entry),
+    );
 
     // Appended, not collected anew: rows are large and a 15,000-row inventory
     // should not hold two copies at once.
@@ -203,7 +236,7 @@ pub fn inventory(root: &SelectedRoot, host: &Host) -> Inventory {
     for mut rows in [project_rows, user_rows, managed_rows] {
         servers.append(&mut rows);
     }
-    annotate(&mut servers, managed_exists);
+    annotate(&mut servers, managed_exists, &inputs, not_read_local);
 
     let mut instructions = instructions::probe_levels(&root.canonical, &LEVEL_INSTRUCTIONS);
     instructions.push(match &host.home {
@@ -269,7 +302,14 @@ fn local_container<'o, 'a>(
 /// Fill `possibleShadowedBy` and `possiblyExcludedBy` on every row.
 /// `servers` is in scope order, each scope sorted by name, so a name is
 /// looked up in a higher scope by binary search (no hashing of 15,000 names).
-fn annotate(servers: &mut [Server], managed_exists: bool) {
+fn annotate(
+    servers: &mut [Server],
+    managed_exists: bool,
+    inputs: &LaunchInputs,
+    not_read_local: bool,
+) {
+    let mut predictions =
+        claude_launch::predict(servers, inputs, not_read_local, managed_exists).into_iter();
     let spans: Vec<std::ops::Range<usize>> = SHADOW_ORDER
         .iter()
         .map(|scope| {
@@ -293,9 +333,12 @@ fn annotate(servers: &mut [Server], managed_exists: bool) {
             .collect();
         let s = &mut servers[i];
         let excluded = managed_exists && s.scope != MANAGED;
+        let (approval, predicted_launch) = predictions.next().expect("one per row");
         s.ext = Extension::new(ClaudeRow {
             possible_shadowed_by: higher,
             possibly_excluded_by: if excluded { vec![MANAGED] } else { Vec::new() },
+            approval,
+            predicted_launch,
         });
     }
 }

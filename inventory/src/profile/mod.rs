@@ -16,6 +16,7 @@
 pub mod amazon_q;
 pub mod claude_code;
 pub mod claude_desktop;
+pub mod claude_launch;
 pub mod cline;
 pub mod codex;
 pub mod continue_dev;

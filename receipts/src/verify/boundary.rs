@@ -61,7 +61,7 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
 
     // Applied: the raw inspection against the reference policy.
     let applied = match &inspect {
-        Ok(doc) => Some(check_applied(ctx.policy, doc)),
+        Ok(doc) => Some(check_applied(ctx.policy, doc, p.run.engine)),
         Err(e) => {
             checks.record(
                 "boundary.applied",

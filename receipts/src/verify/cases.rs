@@ -1,18 +1,22 @@
 //! The matrix and the cases: the bundled matrix is the one named and is valid (once per bundle);
 //! per platform, every case in it ran exactly once; each verdict is re-derived from the raw stdout, stderr and record with
-//! `judge::judge` (the runner's own rules) and compared with both recorded verdicts; canaries and
+//! `judge::judge` (the runner's own rules) and compared with both recorded verdicts; canaries (in
+//! every encoding of `canary`) and
 //! the sentinel marker are re-checked directly from the captures and records; the summary counts
 //! are recomputed. It never trusts a recorded verdict or count.
 
 use super::bounds::MAX_OBSERVATIONS;
+use super::witness::case_witness_path;
 use super::{Checks, Context, PlatformContext};
 use crate::evidence::{
     CaseRecord, RunSummary, CASES_DIR, RECORD_FILE, STDERR_FILE, STDOUT_FILE, SUMMARY_FILE,
 };
-use crate::judge::{judge, validate_matrix};
+use crate::judge::{decode_base64, environment_failures, judge, judge_witnessed, validate_matrix};
 use crate::layout;
 use crate::matrix::Matrix;
 use crate::receipt::{CaseEntry, EVIDENCE_DIR, MATRIX_FILE};
+use scopebox_schema::canary;
+use scopebox_schema::witness::WitnessRecord;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) fn case_file(id: &str, name: &str) -> String {
@@ -22,13 +26,6 @@ pub(crate) fn case_file(id: &str, name: &str) -> String {
 pub(crate) fn summary_path() -> String {
     format!("{EVIDENCE_DIR}/{SUMMARY_FILE}")
 }
-
-/// The base environment every candidate invocation gets (matrix.rs documents it).
-const BASE_ENV: [(&str, &str); 3] = [
-    ("HOME", layout::HOME),
-    ("PATH", "/scopebox/bin"),
-    ("LANG", "C.UTF-8"),
-];
 
 const CASE_CHECKS: [(&str, &str); 8] = [
     (
@@ -41,7 +38,7 @@ const CASE_CHECKS: [(&str, &str); 8] = [
     ),
     (
         "cases.invocation",
-        "each record shows the candidate invoked with the case's argv, cwd and env",
+        "each record shows the candidate invoked with the case's argv, cwd and exactly its env",
     ),
     (
         "cases.verdicts",
@@ -50,7 +47,7 @@ const CASE_CHECKS: [(&str, &str); 8] = [
     ("cases.pass", "every re-derived verdict passes"),
     (
         "cases.canaries",
-        "no canary appears in any stdout or stderr",
+        "no canary appears in any stdout, stderr or file left written, raw or encoded",
     ),
     (
         "cases.sentinel",
@@ -174,12 +171,7 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
 
     let entries: BTreeMap<&str, &CaseEntry> =
         receipt.cases.iter().map(|c| (c.id.as_str(), c)).collect();
-    let canaries: Vec<(&str, memchr::memmem::Finder)> = matrix
-        .canaries
-        .iter()
-        .filter(|c| !c.is_empty())
-        .map(|c| (c.as_str(), memchr::memmem::Finder::new(c.as_bytes())))
-        .collect();
+    let canaries = canary::search_for(&matrix.canaries);
     let mut passed = 0usize;
     let mut judged = 0usize;
     for case in &matrix.cases {
@@ -263,39 +255,17 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
                 record.cwd
             ));
         }
-        let mut want_env: BTreeMap<&str, &str> = BASE_ENV.iter().copied().collect();
-        for (name, value) in &case.env {
-            want_env.insert(name, value);
-        }
-        // The environment is exactly the base plus the case's own: a variable the matrix
-        // does not name (LD_PRELOAD, a proxy, a second HOME) is a different invocation.
-        let want_entries: BTreeSet<String> = want_env
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect();
-        let mut recorded_env: BTreeSet<&str> = BTreeSet::new();
-        for entry in &record.env {
-            if !recorded_env.insert(entry.as_str()) {
-                f.invocation
-                    .push(format!("case {id}: environment lists {entry:?} twice"));
-            }
-        }
-        for (name, value) in &want_env {
-            if !recorded_env.contains(format!("{name}={value}").as_str()) {
-                f.invocation
-                    .push(format!("case {id}: environment lacks {name}={value:?}"));
-            }
-        }
-        for entry in &recorded_env {
-            if !want_entries.contains(*entry) {
-                f.invocation.push(format!(
-                    "case {id}: environment has {entry:?}, which the matrix does not set"
-                ));
-            }
+        // Exactly the matrix's environment: no extra (LD_PRELOAD), no duplicate, in order.
+        for failure in environment_failures(case, &record.env) {
+            f.invocation.push(format!("case {id}: {failure}"));
         }
 
-        // Verdicts: re-derived with the runner's rules from raw bytes.
-        let verdict = judge(matrix, case, stdout, stderr, &record);
+        // Verdicts: re-derived with the runner's rules from raw bytes, and with the kernel
+        // witness's record when there is one (`cases.witness` requires it).
+        let verdict = match p.parse::<WitnessRecord>(&case_witness_path(id)) {
+            Ok(witness) => judge_witnessed(matrix, case, stdout, stderr, &record, &witness),
+            Err(_) => judge(matrix, case, stdout, stderr, &record),
+        };
         if verdict != record.verdict {
             f.verdicts.push(format!(
                 "case {id}: re-derived {} ({}), the record says {} ({})",
@@ -322,12 +292,15 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
         }
 
         // Canaries and the sentinel, checked directly rather than through `judge`.
-        for (canary, finder) in &canaries {
-            for (stream, bytes) in [("stdout", stdout), ("stderr", stderr)] {
-                if finder.find(bytes).is_some() {
-                    f.canaries
-                        .push(format!("case {id}: canary {canary} in {stream}"));
-                }
+        for (stream, bytes) in [("stdout", stdout), ("stderr", stderr)] {
+            for failure in canaries.failures(bytes, stream) {
+                f.canaries.push(format!("case {id}: {failure}"));
+            }
+        }
+        for file in &record.written {
+            let content = decode_base64(&file.content_base64).unwrap_or_default();
+            for failure in canaries.failures(&content, &format!("file {}", file.path)) {
+                f.canaries.push(format!("case {id}: {failure}"));
             }
         }
         if record.marker_present {

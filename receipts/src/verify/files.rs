@@ -7,10 +7,13 @@
 use super::{Checks, Context};
 use crate::digest::is_sha256_hex;
 use crate::evidence::{
-    BOUNDARY_FILE, CASES_DIR, CONTROLS_FILE, ERROR_FILE, NEGATIVE_CONTROL_RECORD_FILE,
-    NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE, POSITIVE_CONTROL_RECORD_FILE,
+    ADVERSARIAL_CONTROLS, BOUNDARY_FILE, CASES_DIR, CONTROLS_DIR, CONTROLS_FILE, ERROR_FILE,
+    NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
+    NEGATIVE_CONTROL_WITNESS_FILE, POSITIVE_CONTROL_RECORD_FILE, POSITIVE_CONTROL_WITNESS_FILE,
     RECORD_FILE, STDERR_FILE, STDOUT_FILE, SUMMARY_FILE,
 };
+use scopebox_schema::witness::WITNESS_FILE;
+
 use crate::receipt::{
     BLOBS_DIR, CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR, EXECUTION_FILE,
     IMAGE_CONFIG_FILE, IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE,
@@ -34,16 +37,21 @@ pub(crate) const PLATFORM_FILES: [&str; 6] = [
 /// The fixed files the evidence tree may hold besides the cases, relative to `evidence/`. None
 /// is required here: a run that stopped early lacks some, and the families that read them
 /// (boundary, controls, cases, execution) name what is missing.
-pub(crate) const EVIDENCE_FILES: [&str; 8] = [
+pub(crate) const EVIDENCE_FILES: [&str; 10] = [
     BOUNDARY_FILE,
     CONTROLS_FILE,
     POSITIVE_CONTROL_RECORD_FILE,
     NEGATIVE_CONTROL_RECORD_FILE,
     NEGATIVE_CONTROL_STDOUT_FILE,
     NEGATIVE_CONTROL_STDERR_FILE,
+    POSITIVE_CONTROL_WITNESS_FILE,
+    NEGATIVE_CONTROL_WITNESS_FILE,
     SUMMARY_FILE,
     ERROR_FILE,
 ];
+
+/// The files of one run (a case, an adversarial control): its output, record, witness record.
+const RUN_FILES: [&str; 4] = [STDOUT_FILE, STDERR_FILE, RECORD_FILE, WITNESS_FILE];
 
 pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     let bundle = ctx.bundle;
@@ -186,6 +194,14 @@ fn allowed_path(path: &str, case_ids: &BTreeSet<&str>) -> bool {
     if EVIDENCE_FILES.contains(&rest) {
         return true;
     }
+    // Each hostile stand-in: its record, output and witness record, like a case.
+    if let Some((name, file)) = rest
+        .strip_prefix(CONTROLS_DIR)
+        .and_then(|r| r.strip_prefix('/'))
+        .and_then(|r| r.split_once('/'))
+    {
+        return ADVERSARIAL_CONTROLS.contains(&name) && RUN_FILES.contains(&file);
+    }
     let Some(case_part) = rest
         .strip_prefix(CASES_DIR)
         .and_then(|r| r.strip_prefix('/'))
@@ -193,9 +209,7 @@ fn allowed_path(path: &str, case_ids: &BTreeSet<&str>) -> bool {
         return false;
     };
     match case_part.split_once('/') {
-        Some((id, file)) => {
-            case_ids.contains(id) && [STDOUT_FILE, STDERR_FILE, RECORD_FILE].contains(&file)
-        }
+        Some((id, file)) => case_ids.contains(id) && RUN_FILES.contains(&file),
         None => false,
     }
 }
@@ -216,6 +230,17 @@ mod tests {
     fn layout_allows_only_known_paths() {
         let ids: BTreeSet<&str> = ["one"].into();
         assert!(allowed_path("evidence/cases/one/stdout", &ids));
+        assert!(allowed_path("evidence/cases/one/witness.json", &ids));
+        assert!(allowed_path(
+            "evidence/controls/memfd-exec/witness.json",
+            &ids
+        ));
+        assert!(allowed_path(
+            "evidence/controls/positive/witness.json",
+            &ids
+        ));
+        assert!(!allowed_path("evidence/controls/other/witness.json", &ids));
+        assert!(!allowed_path("evidence/controls/memfd-exec/extra", &ids));
         assert!(allowed_path("outer/execution.json", &ids));
         let platforms = [("platforms/linux-arm64", ids.clone())];
         assert!(allowed_in_bundle(
@@ -240,6 +265,24 @@ mod tests {
         assert!(allowed_path("evidence/controls/positive/record.json", &ids));
         assert!(!allowed_path("evidence/controls/positive/stdout", &ids));
         assert!(!allowed_path("evidence/controls/other/record.json", &ids));
+        assert!(allowed_path("evidence/cases/one/witness.json", &ids));
+        assert!(!allowed_path("evidence/cases/two/witness.json", &ids));
+        assert!(allowed_path(
+            "evidence/controls/positive/witness.json",
+            &ids
+        ));
+        assert!(allowed_path(
+            "evidence/controls/negative/witness.json",
+            &ids
+        ));
+        for file in ["record.json", "stdout", "stderr", "witness.json"] {
+            assert!(allowed_path(
+                &format!("evidence/controls/memfd-exec/{file}"),
+                &ids
+            ));
+        }
+        assert!(!allowed_path("evidence/controls/memfd-exec/notes", &ids));
+        assert!(!allowed_path("evidence/controls/memfd-exec/x/stdout", &ids));
         assert!(!allowed_path("evidence/other.json", &ids));
         assert!(!allowed_path("notes.txt", &ids));
     }

@@ -26,6 +26,7 @@ mod image;
 mod platforms;
 pub mod report;
 mod signature;
+mod witness;
 
 pub use bundle::{Bundle, BundleError, BundleErrorKind};
 pub use execution::{cleanup_failures, completion_failures, lifecycle_failures};
@@ -401,6 +402,7 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
         image::check(&p, &mut checks);
         candidate::check(&p, &mut checks);
         controls::check(&p, &mut checks);
+        witness::check(&p, &mut checks);
         execution::check(&p, &mut checks);
         checks.scope = None;
     }

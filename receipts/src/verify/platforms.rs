@@ -34,10 +34,16 @@ pub(crate) fn check(ctx: &Context, options: &VerifyOptions, checks: &mut Checks)
             ));
         }
     }
-    let engines: BTreeSet<&str> = receipt
+    let engines: BTreeSet<(&str, &str, &str)> = receipt
         .platforms
         .iter()
-        .map(|p| p.engine_architecture.as_str())
+        .map(|p| {
+            (
+                p.engine_architecture.as_str(),
+                p.engine.as_str(),
+                p.engine_version.as_str(),
+            )
+        })
         .collect();
     if engines.len() > 1 {
         failures.push(format!("the platforms ran on engines of {engines:?}"));

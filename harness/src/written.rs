@@ -1,0 +1,162 @@
+//! What a run left written where the candidate can write: the regular files added below the
+//! fixture roots (from the two walks) and those new or changed in the scratch tmpfs (`/tmp`,
+//! listed before and after the run), each with its bytes, so that the judge can search them for
+//! canaries (`CaseRecord::written`). A fixture file that was changed is not captured: it held
+//! the matrix's own canaries before the run, and the walk already fails it as changed. The sentinel's marker is not among them: its
+//! presence is the marker check's, and its text the controls'. A file written and deleted again
+//! before the run ended is not here; the kernel witness reports the open for writing.
+//! This module only reads; it must never change or remove what it finds.
+
+use crate::Layout;
+use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::evidence::{
+    FixtureObservation, WrittenFile, WRITTEN_CONTENT_LIMIT, WRITTEN_FILE_LIMIT,
+};
+use scopebox_schema::judge::encode_base64;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The matrix spelling of the scratch tmpfs.
+const SCRATCH: &str = "/tmp";
+
+/// The regular files below the scratch tmpfs, by matrix path (`/tmp/x`), with their sha256
+/// (`None` when unreadable).
+pub type ScratchListing = BTreeMap<String, Option<String>>;
+
+/// Lists the scratch tmpfs (without following symlinks), leaving out the sentinel's marker.
+pub fn scratch_listing(layout: &Layout) -> ScratchListing {
+    let mut out = BTreeMap::new();
+    list(layout, &layout.scratch_dir, SCRATCH, &mut out);
+    out
+}
+
+fn list(layout: &Layout, dir: &Path, logical: &str, out: &mut ScratchListing) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = format!("{logical}/{}", entry.file_name().to_string_lossy());
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            list(layout, &path, &name, out);
+        } else if meta.is_file() && path != layout.sentinel_marker {
+            out.insert(name, std::fs::read(&path).ok().map(|b| sha256_hex(&b)));
+        }
+    }
+}
+
+/// Every file the run left written, in path order: files of `after` that `before` did not have,
+/// then scratch files `scratch_before` did not have with those bytes. At most
+/// `WRITTEN_FILE_LIMIT` (the walk's own `fixture … added` failures name any beyond).
+pub fn capture(
+    layout: &Layout,
+    before: &[FixtureObservation],
+    after: &[FixtureObservation],
+    scratch_before: &ScratchListing,
+) -> Vec<WrittenFile> {
+    let had: BTreeSet<&str> = before.iter().map(|o| o.path.as_str()).collect();
+    let mut written: Vec<WrittenFile> = after
+        .iter()
+        .filter(|o| o.kind == "file" && !had.contains(o.path.as_str()))
+        .map(|o| read_written(&o.path, &layout.host(&o.path)))
+        .collect();
+    for (path, digest) in scratch_listing(layout) {
+        if scratch_before.get(&path) != Some(&digest) {
+            let host = layout
+                .scratch_dir
+                .join(path.trim_start_matches(SCRATCH).trim_start_matches('/'));
+            written.push(read_written(&path, &host));
+        }
+    }
+    written.truncate(WRITTEN_FILE_LIMIT);
+    written
+}
+
+fn read_written(logical: &str, host: &Path) -> WrittenFile {
+    match std::fs::read(host) {
+        Ok(bytes) => {
+            let kept = &bytes[..bytes.len().min(WRITTEN_CONTENT_LIMIT)];
+            WrittenFile {
+                path: logical.to_string(),
+                size: bytes.len() as u64,
+                sha256: sha256_hex(&bytes),
+                content_base64: encode_base64(kept),
+                truncated: kept.len() < bytes.len(),
+            }
+        }
+        // Unreadable (a mode the candidate chose, or gone meanwhile): named, without content.
+        Err(_) => WrittenFile {
+            path: logical.to_string(),
+            size: std::fs::symlink_metadata(host).map_or(0, |m| m.len()),
+            sha256: String::new(),
+            content_base64: String::new(),
+            truncated: true,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+    use scopebox_schema::judge::decode_base64;
+
+    fn layout() -> (tempfile::TempDir, Layout) {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Layout::rebased(
+            dir.path(),
+            Path::new("/nonexistent"),
+            Path::new("/nonexistent"),
+        )
+        .unwrap();
+        (dir, l)
+    }
+
+    #[test]
+    fn added_fixture_files_and_new_scratch_files_are_captured_with_their_bytes() {
+        let (_d, l) = layout();
+        std::fs::create_dir_all(l.host("/work/p")).unwrap();
+        std::fs::write(l.host("/work/p/keep"), b"same").unwrap();
+        std::fs::write(l.host("/work/p/edit"), b"before").unwrap();
+        std::fs::write(l.scratch_dir.join("old"), b"there before").unwrap();
+        std::fs::create_dir_all(l.sentinel_marker.parent().unwrap()).unwrap();
+        let before = fixture::walk(&l).unwrap();
+        let scratch = scratch_listing(&l);
+
+        std::fs::write(l.host("/work/p/edit"), b"after").unwrap();
+        std::fs::write(l.host("/work/p/new"), b"CANARY").unwrap();
+        std::fs::create_dir_all(l.scratch_dir.join("d")).unwrap();
+        std::fs::write(l.scratch_dir.join("d/leak"), b"leaked").unwrap();
+        std::fs::write(&l.sentinel_marker, b"pid=1").unwrap();
+        let after = fixture::walk(&l).unwrap();
+
+        let written = capture(&l, &before, &after, &scratch);
+        let paths: Vec<&str> = written.iter().map(|w| w.path.as_str()).collect();
+        // Not the changed fixture file (the walk fails it), the unchanged ones or the marker.
+        assert_eq!(paths, ["/work/p/new", "/tmp/d/leak"]);
+        let leak = &written[1];
+        assert_eq!(decode_base64(&leak.content_base64).unwrap(), b"leaked");
+        assert_eq!(leak.size, 6);
+        assert_eq!(leak.sha256, sha256_hex(b"leaked"));
+        assert!(!leak.truncated);
+    }
+
+    #[test]
+    fn a_large_file_is_kept_up_to_the_limit_and_marked_truncated() {
+        let (_d, l) = layout();
+        let scratch = scratch_listing(&l);
+        let big = vec![b'x'; WRITTEN_CONTENT_LIMIT + 10];
+        std::fs::write(l.scratch_dir.join("big"), &big).unwrap();
+        let written = capture(&l, &[], &[], &scratch);
+        assert_eq!(written.len(), 1);
+        assert!(written[0].truncated);
+        assert_eq!(written[0].size, big.len() as u64);
+        assert_eq!(
+            decode_base64(&written[0].content_base64).unwrap().len(),
+            WRITTEN_CONTENT_LIMIT
+        );
+    }
+}

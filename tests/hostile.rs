@@ -1,0 +1,223 @@
+//! Hostile candidates against the real engine (issue 12, "Done when"): `scopebox-hostile` (the
+//! `hostile/` member), built statically like mcpscope and packed as `bin/mcpscope` with the
+//! attack it is to make, goes through `scopebox run --candidate FILE --expect-sha256 HEX` over
+//! a small Claude Code matrix whose fixtures configure stdio servers. Each attack must make the
+//! run fail (exit 1), every case fail for the reason that names the attack, and the bundle fail
+//! `scopebox-verify` in the check that re-derives that reason. The honest control beside them:
+//! the real mcpscope over the same matrix passes, and its bundle verifies. Slow (static builds,
+//! one container per attack): run selectively, `cargo test -p scopebox --test tests hostile`.
+
+use crate::support::{require_engine, run_matrix, small_matrix, tempdir, workspace};
+use scopebox_receipts::archive::{self, ArchiveFile, ARCHIVE_BIN};
+use scopebox_receipts::verify::{verify_dir, Report};
+use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::evidence::CaseRecord;
+use scopebox_schema::platform::Platform;
+use scopebox_schema::receipt::{Receipt, RECEIPT_FILE};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Where the archive tells the hostile binary which attack to make (beside `bin/`).
+const ATTACK_FILE: &str = "share/scopebox-hostile/attack";
+/// Cases of the Claude Code matrix each run covers: both configure stdio servers with canaries.
+const CASES: usize = 2;
+
+/// The static `scopebox-hostile` for linux/amd64, built once per test binary.
+fn hostile_binary() -> &'static [u8] {
+    static BINARY: OnceLock<Vec<u8>> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let root = workspace();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(scopebox::toolchain::build_static(
+                &root,
+                Platform::LinuxAmd64,
+                &["scopebox-hostile"],
+            ))
+            .expect("scopebox-hostile builds statically");
+        scopebox::toolchain::read_bin(&root, Platform::LinuxAmd64, "scopebox-hostile")
+            .expect("the built binary")
+    })
+}
+
+/// A candidate archive (the pack format) whose `bin/mcpscope` makes `attack`; its path and
+/// sha256.
+fn hostile_archive(dir: &Path, attack: &str) -> (PathBuf, String) {
+    let files = vec![
+        ArchiveFile {
+            path: ARCHIVE_BIN.to_string(),
+            mode: 0o755,
+            bytes: hostile_binary().to_vec(),
+        },
+        ArchiveFile {
+            path: ATTACK_FILE.to_string(),
+            mode: 0o644,
+            bytes: format!("{attack}\n").into_bytes(),
+        },
+    ];
+    let bytes = archive::write_archive(&files);
+    let path = dir.join(format!("mcpscope-hostile-{attack}-x86_64-linux.tar.gz"));
+    std::fs::write(&path, &bytes).unwrap();
+    (path, sha256_hex(&bytes))
+}
+
+/// What a run of one candidate left: the exit code, the per-case failures the runner recorded,
+/// and the independent verifier's report on the bundle.
+struct Judged {
+    code: i32,
+    stderr: String,
+    case_failures: Vec<(String, Vec<String>)>,
+    report: Report,
+}
+
+fn run_candidate(dir: &Path, candidate: Option<(&Path, &str)>) -> Judged {
+    let matrix = small_matrix(dir, CASES);
+    let bundle = dir.join("bundle");
+    let mut extra = vec!["--platform", "linux/amd64"];
+    if let Some((path, digest)) = candidate {
+        extra.extend([
+            "--candidate",
+            path.to_str().unwrap(),
+            "--expect-sha256",
+            digest,
+        ]);
+    }
+    let out = run_matrix(&bundle, &matrix, &extra);
+    let receipt: Receipt = serde_json::from_slice(
+        &std::fs::read(bundle.join(RECEIPT_FILE))
+            .unwrap_or_else(|e| panic!("no receipt ({e}): {}", out.stderr)),
+    )
+    .expect("receipt.json parses");
+    let run = receipt
+        .platform(Platform::LinuxAmd64)
+        .unwrap_or_else(|| panic!("linux/amd64 did not run: {}", out.stderr));
+    let case_failures = run
+        .cases
+        .iter()
+        .map(|c| {
+            let record: CaseRecord = serde_json::from_slice(
+                &std::fs::read(
+                    bundle.join(run.path(&format!("evidence/cases/{}/record.json", c.id))),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+            (c.id.clone(), record.verdict.failures)
+        })
+        .collect();
+    let report = verify_dir(&bundle, &Default::default()).expect("the bundle is readable");
+    Judged {
+        code: out.code,
+        stderr: out.stderr,
+        case_failures,
+        report,
+    }
+}
+
+fn failures_of<'a>(report: &'a Report, check: &str) -> &'a [String] {
+    let c = report
+        .checks
+        .iter()
+        .find(|c| c.id == check)
+        .unwrap_or_else(|| panic!("no check {check}: {:?}", report.failed_ids()));
+    assert!(!c.ok, "{check} passed: {:?}", report.failed_ids());
+    &c.failures
+}
+
+/// Runs `attack` and asserts the run and the bundle fail: exit 1, every case names `reason`,
+/// and each of the verifier's `checks` fails naming it too.
+fn assert_caught(attack: &str, reason: &str, checks: &[&str]) {
+    require_engine!();
+    let dir = tempdir();
+    let (archive, digest) = hostile_archive(dir.path(), attack);
+    let judged = run_candidate(dir.path(), Some((&archive, &digest)));
+    assert_eq!(judged.code, 1, "{attack}: {}", judged.stderr);
+    assert_eq!(judged.case_failures.len(), CASES);
+    for (id, failures) in &judged.case_failures {
+        assert!(
+            failures.iter().any(|f| f.contains(reason)),
+            "{attack}: case {id} does not fail with {reason:?}: {failures:#?}"
+        );
+    }
+    assert!(!judged.report.verified, "{attack}: the bundle verified");
+    for check in checks {
+        let failed = failures_of(&judged.report, check);
+        assert!(
+            failed.iter().any(|f| f.contains(reason)),
+            "{attack}: {check} does not name {reason:?}: {failed:#?}"
+        );
+    }
+}
+
+/// The verifier's checks a witnessed attack must fail: the re-derived verdicts, and the
+/// witness records re-judged on their own.
+const WITNESS_CHECKS: [&str; 2] = ["linux-amd64/cases.pass", "linux-amd64/cases.witness"];
+
+#[test]
+fn executing_every_configured_command_then_deleting_the_marker_is_caught_by_the_witness() {
+    assert_caught(
+        "exec-delete-marker",
+        "witness: executed execve",
+        &WITNESS_CHECKS,
+    );
+}
+
+#[test]
+fn executing_with_a_redirected_marker_environment_is_caught_by_the_witness() {
+    assert_caught(
+        "exec-redirected-marker",
+        "witness: executed execve",
+        &WITNESS_CHECKS,
+    );
+}
+
+#[test]
+fn a_double_forked_daemon_that_executes_later_is_caught() {
+    assert_caught(
+        "double-fork-daemon",
+        "witness: process created",
+        &WITNESS_CHECKS,
+    );
+}
+
+#[test]
+fn executing_through_memfd_create_and_execveat_is_caught() {
+    assert_caught("memfd-exec", "witness: executed execveat", &WITNESS_CHECKS);
+}
+
+#[test]
+fn a_canary_leaked_base64_encoded_in_an_extra_json_field_is_caught() {
+    // The configs hold the case's canaries; the verifier's direct re-check names the encoding.
+    assert_caught(
+        "base64-canary",
+        " in stdout (base64)",
+        &["linux-amd64/cases.pass", "linux-amd64/cases.canaries"],
+    );
+}
+
+#[test]
+fn a_canary_written_to_a_file_in_tmp_and_deleted_is_caught_by_the_witness() {
+    assert_caught(
+        "tmp-file-canary",
+        "witness: opened for writing",
+        &WITNESS_CHECKS,
+    );
+}
+
+#[test]
+fn the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies() {
+    require_engine!();
+    let dir = tempdir();
+    let judged = run_candidate(dir.path(), None);
+    assert_eq!(judged.code, 0, "{}", judged.stderr);
+    for (id, failures) in &judged.case_failures {
+        assert!(failures.is_empty(), "case {id}: {failures:#?}");
+    }
+    assert!(
+        judged.report.verified,
+        "verifier failed: {:?}",
+        judged.report.failed_ids()
+    );
+}
