@@ -1,10 +1,9 @@
-//! The command line (clap derive) and the dispatch of each subcommand: `pack`, `run`, `sweep`,
+//! The command line (clap derive) and the dispatch of each subcommand: `pack`, `run`, `build`, `sweep`,
 //! `keygen`, `sign`, `native` (its arguments live in `native`). Each command reports progress on stderr and, with `--json`, one machine
 //! summary object on stdout — nothing else ever goes to stdout. Exit codes are `exit`'s.
 
 use crate::exit::{CommandError, Outcome, USAGE};
 use crate::pack::Candidate;
-use crate::toolchain::workspace_root;
 use clap::{Args, Parser, Subcommand};
 use scopebox_schema::platform::Platform;
 use std::path::PathBuf;
@@ -30,11 +29,17 @@ pub enum Command {
     Pack(PackArgs),
     /// Pack (or take a candidate), build the image, run the matrix, write the receipt bundle
     Run(RunArgs),
+    /// Build every static binary the images carry (candidate, runner, sentinel), so that a
+    /// later `run` or `pack` finds them built; CI runs it before the tests
+    Build(BuildArgs),
     /// Remove leftover scopebox containers and volumes (including --keep-on-failure ones)
     Sweep(SweepArgs),
+    /// Remove the evidence images no kept bundle uses (kept: --keep DIR, default out/runs)
+    Prune(crate::prune::PruneArgs),
     /// Generate an ed25519 key pair for signing receipts: PREFIX.pem and PREFIX.pub.pem
     Keygen(KeygenArgs),
-    /// Sign a receipt bundle: writes BUNDLE/receipt.dsse.json (DSSE over an in-toto statement)
+    /// Sign a receipt bundle: writes BUNDLE/receipt.dsse.json (DSSE over an in-toto test-result
+    /// statement) and BUNDLE/provenance.dsse.json (SLSA Provenance v1 of the candidates built)
     Sign(SignArgs),
     /// The pinned native reference clients: `fetch` them into the cache, or re-resolve the `lock`
     Native(crate::native::NativeArgs),
@@ -97,7 +102,7 @@ pub struct PackArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The receipt bundle directory (new or empty) [default: out/runs/<run id> in the workspace]
+    /// The receipt bundle directory (new or empty) [default: out/runs/<run id> in the current directory]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Run on this platform (repeatable); a platform named here must run, or the run is refused
@@ -118,6 +123,26 @@ pub struct RunArgs {
     /// Keep the container and volume when the run fails (`scopebox sweep` removes them)
     #[arg(long)]
     pub keep_on_failure: bool,
+    /// No per-case progress (no bar, no lines); the summary is still printed
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Also write the bundle's JUnit report (junit.xml) to FILE, for CI
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write the whole bundle as one deterministic .tar.gz FILE (scopebox-verify reads it
+    /// directly); never overwrites
+    #[arg(long, value_name = "FILE.tar.gz")]
+    pub archive: Option<PathBuf>,
+    /// Print a JSON summary on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// Build for this platform (repeatable) [default: linux/amd64 and linux/arm64]
+    #[arg(long, value_name = "OS/ARCH", value_parser = parse_platform)]
+    pub platform: Vec<Platform>,
     /// Print a JSON summary on stdout
     #[arg(long)]
     pub json: bool,
@@ -135,6 +160,9 @@ pub struct KeygenArgs {
     /// Writes PREFIX.pem (PKCS#8, mode 0600) and PREFIX.pub.pem (SPKI); never overwrites
     #[arg(long, value_name = "PREFIX")]
     pub out: PathBuf,
+    /// Print a JSON summary on stdout
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -145,21 +173,75 @@ pub struct SignArgs {
     /// The private key (PKCS#8 PEM, from `scopebox keygen`)
     #[arg(long, value_name = "PREFIX.pem")]
     pub key: PathBuf,
-    /// Replace an existing BUNDLE/receipt.dsse.json (a regular file only; never a link)
+    /// Replace an existing BUNDLE/receipt.dsse.json and BUNDLE/provenance.dsse.json (a
+    /// regular file only; never a link)
     #[arg(long)]
     pub force: bool,
+    /// Print a JSON summary on stdout
+    #[arg(long)]
+    pub json: bool,
 }
 
-/// Parse the command line. Usage errors print clap's message and give exit code 2;
-/// `--help` and `--version` print and give 0.
+impl Cli {
+    /// Whether stdout must carry one JSON object, whatever happens.
+    pub fn wants_json(&self) -> bool {
+        match &self.command {
+            Command::Pack(a) => a.json,
+            Command::Run(a) => a.json,
+            Command::Build(a) => a.json,
+            Command::Sweep(a) => a.json,
+            Command::Prune(a) => a.json,
+            Command::Keygen(a) => a.json,
+            Command::Sign(a) => a.json,
+            Command::Native(a) => a.wants_json(),
+        }
+    }
+}
+
+/// Parse the command line. Usage errors print clap's message and give exit code 2 (with
+/// `--json` anywhere on the line, also one error object on stdout); `--help` and `--version`
+/// print and give 0.
 pub fn parse() -> Result<Cli, ExitCode> {
     Cli::try_parse().map_err(|e| {
         let _ = e.print();
         if e.use_stderr() {
+            if std::env::args_os().skip(1).any(|a| a == "--json") {
+                crate::exit::print_summary(&usage_json(&e));
+            }
             ExitCode::from(USAGE)
         } else {
             ExitCode::SUCCESS
         }
+    })
+}
+
+/// The `--json` object of a command line clap refused.
+fn usage_json(e: &clap::Error) -> serde_json::Value {
+    let text = e.render().to_string();
+    // clap's text: the message (its first paragraph), then usage and a pointer to --help.
+    let (message, rest) = text.split_once("\n\n").unwrap_or((&text, ""));
+    let message = message
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_start_matches("error: ")
+        .to_string();
+    let hint: Vec<&str> = rest
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    serde_json::json!({
+        "ok": false,
+        "outcome": "error",
+        "exitCode": USAGE,
+        "error": {
+            "code": "usage",
+            "message": message,
+            "causes": [],
+            "hint": if hint.is_empty() { serde_json::Value::Null } else { hint.join("; ").into() },
+        },
     })
 }
 
@@ -172,22 +254,10 @@ pub fn run(cli: Cli) -> Result<Outcome, CommandError> {
     runtime.block_on(async move {
         match cli.command {
             Command::Pack(args) => pack(args).await,
-            Command::Run(args) => {
-                let json = args.json;
-                let result = crate::run::evidence_run(args).await;
-                if let (true, Err(e)) = (json, &result) {
-                    // `--json` answers on this path too: one object, then the usual stderr.
-                    let summary = serde_json::json!({
-                        "outcome": "error",
-                        "exitCode": e.code(),
-                        "error": crate::exit::render(e),
-                        "hint": e.hint(),
-                    });
-                    println!("{summary}");
-                }
-                result
-            }
+            Command::Run(args) => crate::run::evidence_run(args).await,
+            Command::Build(args) => build(args).await,
             Command::Sweep(args) => sweep(args).await,
+            Command::Prune(args) => crate::prune::prune(args).await,
             Command::Keygen(args) => keygen(args),
             Command::Sign(args) => sign(args),
             Command::Native(args) => crate::native::run(args).await,
@@ -199,7 +269,7 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
     let given = args.candidate.load()?;
     let selection = crate::run::select_platforms(&args.platform, &given)?;
     let work = async {
-        let root = workspace_root();
+        let root = crate::shipped::source_root()?;
         let mut packed = Vec::new();
         let mut given = given;
         for platform in &selection.platforms {
@@ -249,7 +319,58 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
         }));
     }
     if args.json {
-        println!("{}", serde_json::json!({ "archives": summaries }));
+        crate::exit::print_summary(&serde_json::json!({
+            "ok": true,
+            "outcome": "passed",
+            "exitCode": crate::exit::SUCCESS,
+            "archives": summaries,
+        }));
+    }
+    Ok(Outcome::Passed)
+}
+
+async fn build(args: BuildArgs) -> Result<Outcome, CommandError> {
+    let selection = crate::run::select_platforms(&args.platform, &[])?;
+    let root = crate::shipped::source_root()?;
+    let work = async {
+        let mut built = Vec::new();
+        for platform in &selection.platforms {
+            eprintln!(
+                "scopebox: building mcpscope, scopebox-harness for {platform} (static, {})",
+                platform.rust_target()
+            );
+            // Exactly the invocations `run` makes: the candidate alone, then the harness.
+            let candidate = crate::pack::build_candidate(&root, *platform).await?;
+            crate::toolchain::build_static(&root, *platform, &[crate::toolchain::HARNESS_PACKAGE])
+                .await?;
+            built.push(serde_json::json!({
+                "platform": platform,
+                "candidateSha256": candidate.manifest.archive.sha256,
+            }));
+        }
+        Ok::<_, CommandError>(built)
+    };
+    let built = tokio::select! {
+        done = work => done?,
+        _ = tokio::signal::ctrl_c() => return Ok(Outcome::Interrupted),
+    };
+    eprintln!(
+        "scopebox: built the static binaries for {} in {}",
+        selection
+            .platforms
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(" + "),
+        crate::toolchain::static_target_dir(&root).display()
+    );
+    if args.json {
+        crate::exit::print_summary(&serde_json::json!({
+            "ok": true,
+            "outcome": "passed",
+            "exitCode": crate::exit::SUCCESS,
+            "platforms": built,
+        }));
     }
     Ok(Outcome::Passed)
 }
@@ -267,11 +388,13 @@ async fn sweep(args: SweepArgs) -> Result<Outcome, CommandError> {
     );
     if args.json {
         let summary = serde_json::json!({
+            "ok": report.errors.is_empty(),
+            "exitCode": if report.errors.is_empty() { crate::exit::SUCCESS } else { crate::exit::FAILURE },
             "removed": report.removed,
             "skipped": report.skipped,
             "errors": report.errors,
         });
-        println!("{summary}");
+        crate::exit::print_summary(&summary);
     }
     Ok(if report.errors.is_empty() {
         Outcome::Passed
@@ -292,23 +415,56 @@ fn keygen(args: KeygenArgs) -> Result<Outcome, CommandError> {
         paths.public.display(),
         paths.keyid
     );
+    if args.json {
+        crate::exit::print_summary(&serde_json::json!({
+            "ok": true,
+            "exitCode": crate::exit::SUCCESS,
+            "privateKey": paths.private,
+            "publicKey": paths.public,
+            "keyid": paths.keyid,
+        }));
+    }
     Ok(Outcome::Passed)
 }
 
 fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
-    let envelope = scopebox_receipts::attestation::sign_bundle_with_key_file(
-        &args.bundle,
-        &args.key,
-        scopebox_receipts::attestation::SignOptions { force: args.force },
-    )
-    .map_err(|e| CommandError::Signing {
+    let signing = |e: Box<dyn std::error::Error + Send + Sync>| CommandError::Signing {
         what: format!(
             "sign bundle {} with {}",
             args.bundle.display(),
             args.key.display()
         ),
-        source: Box::new(e),
-    })?;
+        source: e,
+    };
+    let provenance_path = args
+        .bundle
+        .join(scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE);
+    // Refused before anything is signed, like an existing receipt.dsse.json.
+    if !args.force && std::fs::symlink_metadata(&provenance_path).is_ok() {
+        return Err(CommandError::Usage(format!(
+            "{} exists; pass --force to replace the signatures",
+            provenance_path.display()
+        )));
+    }
+    let pem = std::fs::read_to_string(&args.key).map_err(|e| signing(Box::new(e)))?;
+    let envelope = scopebox_receipts::attestation::sign_bundle_with_key_file(
+        &args.bundle,
+        &args.key,
+        scopebox_receipts::attestation::SignOptions { force: args.force },
+    )
+    .map_err(|e| signing(Box::new(e)))?;
+    // Then the provenance statement (a pure function of receipt.json), in the same form.
+    let provenance = scopebox_receipts::provenance::sign_bundle(&args.bundle, &pem, args.force)
+        .map_err(|e| signing(Box::new(e)))?;
+    match &provenance {
+        Some(_) => eprintln!(
+            "scopebox: wrote {} (SLSA Provenance v1 of the candidate archive(s) this run built)",
+            provenance_path.display()
+        ),
+        None => eprintln!(
+            "scopebox: no provenance statement: the receipt names no candidate this run built"
+        ),
+    }
     let path = args.bundle.join(scopebox_schema::receipt::ENVELOPE_FILE);
     let keyids: Vec<&str> = envelope
         .signatures
@@ -320,5 +476,14 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
         path.display(),
         keyids.join(", ")
     );
+    if args.json {
+        crate::exit::print_summary(&serde_json::json!({
+            "ok": true,
+            "exitCode": crate::exit::SUCCESS,
+            "envelope": path,
+            "provenance": provenance.is_some().then_some(&provenance_path),
+            "keyids": keyids,
+        }));
+    }
     Ok(Outcome::Passed)
 }

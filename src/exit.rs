@@ -174,31 +174,133 @@ pub fn code(result: &Result<Outcome, CommandError>) -> u8 {
     }
 }
 
-/// Print an error (with its causes and hint) on stderr and return the exit code.
-pub fn finish(result: Result<Outcome, CommandError>) -> ExitCode {
+/// Set once stdout has carried its one JSON object.
+static SUMMARY_PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Print the command's one JSON object on stdout; any later call prints nothing, so a command
+/// that already answered is never followed by a second object.
+pub fn print_summary(summary: &serde_json::Value) {
+    if !SUMMARY_PRINTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        println!("{summary}");
+    }
+}
+
+/// Print an error (with its causes and hint) on stderr and return the exit code. With `json`,
+/// stdout carries one object on every path: the command's own summary when it printed one,
+/// else the outcome (and the error's code, message, causes and hint).
+pub fn finish(result: Result<Outcome, CommandError>, json: bool) -> ExitCode {
     if let Err(e) = &result {
         // Errors quote paths and bundle text: escaped for the terminal, line breaks kept.
         eprintln!("{}", scopebox_terminal::escape_lines(&render(e)));
     }
+    if json {
+        print_summary(&result_json(&result));
+    }
     ExitCode::from(code(&result))
+}
+
+/// The outcome's word in `--json` objects.
+pub fn outcome_name(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Passed => "passed",
+        Outcome::Failed => "failed",
+        Outcome::TimedOut => "timed-out",
+        Outcome::Interrupted => "interrupted",
+    }
+}
+
+/// The object `--json` prints when the command printed none of its own.
+pub fn result_json(result: &Result<Outcome, CommandError>) -> serde_json::Value {
+    match result {
+        Ok(outcome) => {
+            let mut summary = serde_json::json!({
+                "ok": *outcome == Outcome::Passed,
+                "outcome": outcome_name(*outcome),
+                "exitCode": code(result),
+            });
+            if *outcome == Outcome::Interrupted {
+                summary["message"] = "interrupted by Ctrl-C: evidence not exported".into();
+            }
+            summary
+        }
+        Err(e) => e.to_json(),
+    }
+}
+
+impl CommandError {
+    /// A stable word for the kind of error, for `--json` readers.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            CommandError::Usage(_) => "usage",
+            CommandError::EngineUnreachable { .. } => "engine-unreachable",
+            CommandError::Engine(e) if e.kind == EngineErrorKind::Unreachable => {
+                "engine-unreachable"
+            }
+            CommandError::Engine(_) => "engine",
+            CommandError::Pack(e) if e.is_refusal() => "candidate-refused",
+            CommandError::Pack(_) => "pack",
+            CommandError::Build(_) => "build",
+            CommandError::Image(_) => "image",
+            CommandError::Boundary(_) => "policy",
+            CommandError::Receipt(e) if e.is_refusal() => "bundle-directory-refused",
+            CommandError::Receipt(_) => "bundle",
+            CommandError::MatrixRead { .. }
+            | CommandError::MatrixParse { .. }
+            | CommandError::MatrixInvalid { .. } => "matrix-refused",
+            CommandError::Signing { .. } => "signing",
+            CommandError::Native(e) if e.is_refusal() => "native-refused",
+            CommandError::Native(_) => "native",
+            CommandError::Runtime(_) => "runtime",
+            CommandError::PlatformUnavailable { .. } => "platform-unavailable",
+        }
+    }
+
+    /// "failed to X" (a usage error reads as itself).
+    pub fn message(&self) -> String {
+        match self {
+            CommandError::Usage(m) => m.clone(),
+            _ => format!("failed to {self}"),
+        }
+    }
+
+    /// Each cause once, outermost first: a cause whose text the message (or the previous
+    /// cause) already carries is not repeated.
+    pub fn causes(&self) -> Vec<String> {
+        let mut said = self.to_string();
+        let mut causes: Vec<String> = Vec::new();
+        let mut source = std::error::Error::source(self);
+        while let Some(s) = source {
+            let text = s.to_string();
+            if !text.is_empty() && !said.contains(&text) {
+                said = text.clone();
+                causes.push(text);
+            }
+            source = s.source();
+        }
+        causes
+    }
+
+    /// The `--json` object of an error.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "ok": false,
+            "outcome": "error",
+            "exitCode": self.code(),
+            "error": {
+                "code": self.kind_name(),
+                "message": self.message(),
+                "causes": self.causes(),
+                "hint": self.hint(),
+            },
+        })
+    }
 }
 
 /// "error: failed to X\n  caused by: Y\nhint: Z".
 pub fn render(e: &CommandError) -> String {
-    let mut text = match e {
-        CommandError::Usage(m) => format!("error: {m}"),
-        _ => format!("error: failed to {e}"),
-    };
-    let mut source = std::error::Error::source(e);
-    // `transparent` variants share their inner error's source: skip the repeat.
-    if let Some(s) = source {
-        if s.to_string() == e.to_string() {
-            source = s.source();
-        }
-    }
-    while let Some(s) = source {
-        text.push_str(&format!("\n  caused by: {s}"));
-        source = s.source();
+    let mut text = format!("error: {}", e.message());
+    for cause in e.causes() {
+        text.push_str(&format!("\n  caused by: {cause}"));
     }
     if let Some(hint) = e.hint() {
         text.push_str(&format!("\nhint: {hint}"));
@@ -264,5 +366,35 @@ mod tests {
         });
         assert_eq!(e.code(), USAGE);
         assert!(render(&e).contains("hint: the archive is not the one"));
+    }
+
+    #[test]
+    fn a_cause_the_message_already_says_is_not_repeated() {
+        // A transparent variant shares its inner error's text: said once.
+        let e = CommandError::Engine(
+            EngineError::new("inspect image x", EngineErrorKind::Other)
+                .with_source(std::io::Error::other("connection reset")),
+        );
+        assert_eq!(e.causes(), ["connection reset"]);
+        assert_eq!(
+            render(&e),
+            "error: failed to inspect image x\n  caused by: connection reset"
+        );
+        let v = e.to_json();
+        assert_eq!(v["exitCode"], 1);
+        assert_eq!(v["error"]["code"], "engine");
+        assert_eq!(v["error"]["message"], "failed to inspect image x");
+        assert!(v["error"]["hint"].is_null());
+    }
+
+    #[test]
+    fn an_interrupted_command_says_so_in_json() {
+        let v = result_json(&Ok(Outcome::Interrupted));
+        assert_eq!(v["exitCode"], 130);
+        assert_eq!(v["outcome"], "interrupted");
+        assert!(v["message"]
+            .as_str()
+            .unwrap()
+            .contains("evidence not exported"));
     }
 }

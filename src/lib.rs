@@ -5,15 +5,20 @@
 //! produces it, and must never judge a case or the boundary with rules of its own.
 
 pub mod boundary;
+pub mod bundle_file;
 pub mod cli;
 pub mod engine;
 pub mod evidence;
 pub mod exit;
 pub mod image;
+pub mod junit;
 pub mod native;
 pub mod pack;
 pub mod progress;
+pub mod provenance;
+pub mod prune;
 pub mod receipt;
 pub mod run;
 pub mod sandbox;
+pub mod shipped;
 pub mod toolchain;

@@ -5,7 +5,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     match scopebox::cli::parse() {
-        Ok(cli) => scopebox::exit::finish(scopebox::cli::run(cli)),
+        Ok(cli) => {
+            let json = cli.wants_json();
+            scopebox::exit::finish(scopebox::cli::run(cli), json)
+        }
         Err(code) => code,
     }
 }

@@ -1,8 +1,68 @@
-//! Progress for people, on stderr: the runner's log lines (`case <id> pass|fail <micros>`) become
-//! one numbered line per case; any other runner line is passed through prefixed `runner:`.
-//! It only formats; it never decides a verdict (the receipt does, from the evidence files).
+//! Progress for people, on stderr: the runner's log lines (`case <id> pass|fail <micros>`) become,
+//! on a terminal, one progress bar per platform (indicatif; failures and other runner lines are
+//! printed above it), elsewhere one numbered line per case; any other runner line is passed
+//! through prefixed `runner:`; with `--quiet`, nothing per case. Colour only on a terminal, and
+//! never when `NO_COLOR` is set. It only formats; it never decides a verdict (the receipt does,
+//! from the evidence files).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+
+/// How per-case progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Display {
+    /// One progress bar per platform (stderr is a terminal).
+    Bars,
+    /// One line per case (stderr is a file or a pipe).
+    Lines,
+    /// Nothing per case (`--quiet`).
+    Quiet,
+}
+
+/// The display for a stderr that `is_terminal`, with `--quiet` or not.
+pub fn display_for(is_terminal: bool, quiet: bool) -> Display {
+    match (quiet, is_terminal) {
+        (true, _) => Display::Quiet,
+        (false, true) => Display::Bars,
+        (false, false) => Display::Lines,
+    }
+}
+
+/// Colour only on a terminal, and not when `NO_COLOR` is set to anything non-empty
+/// (no-color.org).
+pub fn colour_for(is_terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    is_terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
+/// [`display_for`] and [`colour_for`] of this process's stderr and environment.
+pub fn for_stderr(quiet: bool) -> (Display, bool) {
+    let terminal = std::io::stderr().is_terminal();
+    (
+        display_for(terminal, quiet),
+        colour_for(terminal, std::env::var_os("NO_COLOR")),
+    )
+}
+
+/// A platform's bar: `linux/amd64 [#####-----] 120/342 2 failed`.
+pub fn bar(
+    multi: &indicatif::MultiProgress,
+    platform: &str,
+    total: usize,
+) -> indicatif::ProgressBar {
+    let bar = multi.add(indicatif::ProgressBar::new(total as u64));
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{prefix:>12} [{bar:40}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("#>-"),
+    );
+    bar.set_prefix(platform.to_string());
+    bar
+}
+
+enum Mode {
+    Lines,
+    Bar(indicatif::ProgressBar),
+    Quiet,
+}
 
 /// One `case <id> pass|fail <micros>` line from the runner.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,9 +97,12 @@ pub struct Progress<W: Write> {
     seen: usize,
     failed: usize,
     partial: Vec<u8>,
+    mode: Mode,
+    colour: bool,
 }
 
 impl<W: Write> Progress<W> {
+    /// Plain lines on `out`, no colour.
     pub fn new(total: usize, out: W) -> Progress<W> {
         Progress {
             out,
@@ -47,7 +110,27 @@ impl<W: Write> Progress<W> {
             seen: 0,
             failed: 0,
             partial: Vec::new(),
+            mode: Mode::Lines,
+            colour: false,
         }
+    }
+
+    /// Shown as `display` (a bar from `bar` when `Bars`), in colour when `colour`.
+    pub fn shown(
+        total: usize,
+        out: W,
+        display: Display,
+        bar: Option<indicatif::ProgressBar>,
+        colour: bool,
+    ) -> Progress<W> {
+        let mut p = Progress::new(total, out);
+        p.colour = colour;
+        p.mode = match (display, bar) {
+            (Display::Bars, Some(bar)) => Mode::Bar(bar),
+            (Display::Quiet, _) => Mode::Quiet,
+            _ => Mode::Lines,
+        };
+        p
     }
 
     /// Cases reported so far, and how many of them failed.
@@ -69,6 +152,9 @@ impl<W: Write> Progress<W> {
             let line = String::from_utf8_lossy(&std::mem::take(&mut self.partial)).into_owned();
             self.line(&line);
         }
+        if let Mode::Bar(bar) = &self.mode {
+            bar.finish();
+        }
         let _ = self.out.flush();
     }
 
@@ -81,26 +167,54 @@ impl<W: Write> Progress<W> {
         if line.trim().is_empty() {
             return;
         }
-        // Progress is best effort: a closed stderr must not stop the run.
-        let _ = match parse_case_line(line) {
-            Some(case) => {
-                self.seen += 1;
-                if !case.pass {
-                    self.failed += 1;
-                }
-                let width = self.total.to_string().len();
-                writeln!(
-                    self.out,
-                    "  [{:>width$}/{}] {}  {}  ({:.1} ms)",
-                    self.seen,
-                    self.total,
-                    if case.pass { "pass" } else { "FAIL" },
-                    case.id,
-                    case.micros as f64 / 1000.0,
-                )
+        let case = parse_case_line(line);
+        if let Some(case) = &case {
+            self.seen += 1;
+            if !case.pass {
+                self.failed += 1;
             }
-            None => writeln!(self.out, "  runner: {}", sanitize(line)),
+        }
+        let verdict = |pass: bool, colour: bool| match (pass, colour) {
+            (true, false) => "pass".to_string(),
+            (false, false) => "FAIL".to_string(),
+            (true, true) => "\x1b[32mpass\x1b[0m".to_string(),
+            (false, true) => "\x1b[1;31mFAIL\x1b[0m".to_string(),
         };
+        match &self.mode {
+            Mode::Quiet => {}
+            Mode::Bar(bar) => match case {
+                Some(case) => {
+                    bar.inc(1);
+                    if !case.pass {
+                        bar.println(format!(
+                            "  {}  {}",
+                            verdict(false, self.colour),
+                            sanitize(&case.id)
+                        ));
+                        bar.set_message(format!("{} failed", self.failed));
+                    }
+                }
+                None => bar.println(format!("  runner: {}", sanitize(line))),
+            },
+            // Progress is best effort: a closed stderr must not stop the run.
+            Mode::Lines => {
+                let _ = match case {
+                    Some(case) => {
+                        let width = self.total.to_string().len();
+                        writeln!(
+                            self.out,
+                            "  [{:>width$}/{}] {}  {}  ({:.1} ms)",
+                            self.seen,
+                            self.total,
+                            verdict(case.pass, self.colour),
+                            sanitize(&case.id),
+                            case.micros as f64 / 1000.0,
+                        )
+                    }
+                    None => writeln!(self.out, "  runner: {}", sanitize(line)),
+                };
+            }
+        }
     }
 }
 
@@ -151,5 +265,52 @@ mod tests {
                 "  [ 3/12] pass  c  (0.0 ms)",
             ]
         );
+    }
+
+    #[test]
+    fn a_terminal_gets_bars_and_colour_unless_no_color_and_quiet_shows_nothing() {
+        assert_eq!(display_for(true, false), Display::Bars);
+        assert_eq!(display_for(false, false), Display::Lines);
+        assert_eq!(display_for(true, true), Display::Quiet);
+        assert!(colour_for(true, None));
+        assert!(!colour_for(false, None));
+        assert!(!colour_for(true, Some("1".into())));
+        assert!(
+            colour_for(true, Some("".into())),
+            "an empty NO_COLOR is unset"
+        );
+    }
+
+    #[test]
+    fn a_bar_counts_every_case_and_quiet_writes_nothing() {
+        let bar = indicatif::ProgressBar::hidden();
+        bar.set_length(3);
+        let mut p = Progress::shown(3, Vec::new(), Display::Bars, Some(bar.clone()), true);
+        p.feed(b"case a pass 1\ncase b fail 2\nnoise\ncase c pass 3\n");
+        p.finish();
+        assert_eq!(bar.position(), 3);
+        assert_eq!(p.counts(), (3, 1));
+        assert!(
+            p.into_inner().is_empty(),
+            "a bar writes no lines of its own"
+        );
+        let mut q = Progress::shown(2, Vec::new(), Display::Quiet, None, false);
+        q.feed(b"case a pass 1\nhello\n");
+        q.finish();
+        assert_eq!(q.counts(), (1, 0));
+        assert!(q.into_inner().is_empty());
+    }
+
+    #[test]
+    fn colour_marks_verdicts_only_when_asked() {
+        let mut c = Progress::shown(1, Vec::new(), Display::Lines, None, true);
+        c.feed(b"case a fail 1\n");
+        let text = String::from_utf8(c.into_inner()).unwrap();
+        assert!(text.contains("\x1b[1;31mFAIL\x1b[0m"), "{text:?}");
+        let mut plain = Progress::shown(1, Vec::new(), Display::Lines, None, false);
+        plain.feed(b"case a fail 1\n");
+        assert!(!String::from_utf8(plain.into_inner())
+            .unwrap()
+            .contains('\x1b'));
     }
 }

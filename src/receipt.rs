@@ -515,6 +515,7 @@ pub fn write_receipt(
     not_covered: Vec<NotCovered>,
     conclusions: &[Conclusion],
     times: &Times,
+    provenance: scopebox_schema::receipt::Provenance,
 ) -> Result<Receipt, ReceiptError> {
     let receipt = Receipt {
         schema_version: SCHEMA_VERSION,
@@ -549,6 +550,7 @@ pub fn write_receipt(
         platforms,
         not_covered,
         files: list_files(dir)?,
+        provenance: Some(provenance),
     };
     write_file(dir, RECEIPT_FILE, &pretty(&receipt))?;
     Ok(receipt)
@@ -648,7 +650,10 @@ pub fn list_files(dir: &Path) -> Result<BTreeMap<String, String>, ReceiptError> 
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect::<Vec<_>>()
                 .join("/");
-            if rel == RECEIPT_FILE || rel == ENVELOPE_FILE {
+            if rel == RECEIPT_FILE
+                || rel == ENVELOPE_FILE
+                || rel == scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE
+            {
                 continue;
             }
             let digest = sha256_file(&path).map_err(|source| ReceiptError::Read {

@@ -7,7 +7,7 @@
 //! the real mcpscope over the same matrix passes, and its bundle verifies. Slow (static builds,
 //! one container per attack): run selectively, `cargo test -p scopebox --test tests hostile`.
 
-use crate::support::{require_engine, run_matrix, small_matrix, tempdir, workspace};
+use crate::support::{run_matrix, small_matrix, tempdir, workspace};
 use scopebox_receipts::archive::{self, ArchiveFile, ARCHIVE_BIN};
 use scopebox_receipts::verify::{verify_dir, Report};
 use scopebox_schema::digest::sha256_hex;
@@ -129,7 +129,6 @@ fn failures_of<'a>(report: &'a Report, check: &str) -> &'a [String] {
 /// Runs `attack` and asserts the run and the bundle fail: exit 1, every case names `reason`,
 /// and each of the verifier's `checks` fails naming it too.
 fn assert_caught(attack: &str, reason: &str, checks: &[&str]) {
-    require_engine!();
     let dir = tempdir();
     let (archive, digest) = hostile_archive(dir.path(), attack);
     let judged = run_candidate(dir.path(), Some((&archive, &digest)));
@@ -155,8 +154,7 @@ fn assert_caught(attack: &str, reason: &str, checks: &[&str]) {
 /// witness records re-judged on their own.
 const WITNESS_CHECKS: [&str; 2] = ["linux-amd64/cases.pass", "linux-amd64/cases.witness"];
 
-#[test]
-fn executing_every_configured_command_then_deleting_the_marker_is_caught_by_the_witness() {
+pub fn executing_every_configured_command_then_deleting_the_marker_is_caught_by_the_witness() {
     assert_caught(
         "exec-delete-marker",
         "witness: executed execve",
@@ -164,8 +162,7 @@ fn executing_every_configured_command_then_deleting_the_marker_is_caught_by_the_
     );
 }
 
-#[test]
-fn executing_with_a_redirected_marker_environment_is_caught_by_the_witness() {
+pub fn executing_with_a_redirected_marker_environment_is_caught_by_the_witness() {
     assert_caught(
         "exec-redirected-marker",
         "witness: executed execve",
@@ -173,8 +170,7 @@ fn executing_with_a_redirected_marker_environment_is_caught_by_the_witness() {
     );
 }
 
-#[test]
-fn a_double_forked_daemon_that_executes_later_is_caught() {
+pub fn a_double_forked_daemon_that_executes_later_is_caught() {
     assert_caught(
         "double-fork-daemon",
         "witness: process created",
@@ -182,13 +178,11 @@ fn a_double_forked_daemon_that_executes_later_is_caught() {
     );
 }
 
-#[test]
-fn executing_through_memfd_create_and_execveat_is_caught() {
+pub fn executing_through_memfd_create_and_execveat_is_caught() {
     assert_caught("memfd-exec", "witness: executed execveat", &WITNESS_CHECKS);
 }
 
-#[test]
-fn a_canary_leaked_base64_encoded_in_an_extra_json_field_is_caught() {
+pub fn a_canary_leaked_base64_encoded_in_an_extra_json_field_is_caught() {
     // The configs hold the case's canaries; the verifier's direct re-check names the encoding.
     assert_caught(
         "base64-canary",
@@ -197,8 +191,7 @@ fn a_canary_leaked_base64_encoded_in_an_extra_json_field_is_caught() {
     );
 }
 
-#[test]
-fn a_canary_written_to_a_file_in_tmp_and_deleted_is_caught_by_the_witness() {
+pub fn a_canary_written_to_a_file_in_tmp_and_deleted_is_caught_by_the_witness() {
     assert_caught(
         "tmp-file-canary",
         "witness: opened for writing",
@@ -206,9 +199,7 @@ fn a_canary_written_to_a_file_in_tmp_and_deleted_is_caught_by_the_witness() {
     );
 }
 
-#[test]
-fn the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies() {
-    require_engine!();
+pub fn the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies() {
     let dir = tempdir();
     let judged = run_candidate(dir.path(), None);
     assert_eq!(judged.code, 0, "{}", judged.stderr);

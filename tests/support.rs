@@ -1,6 +1,6 @@
 //! Helpers shared by the end-to-end tests: run the binary and capture everything, make
-//! per-test directories, require the engine (a failure under `CI=true`, a skip elsewhere),
-//! and ask the engine what carries a label.
+//! per-test directories, declare what a test needs (the engine: a failure under `CI=true`, an
+//! ignored test elsewhere), and ask the engine what carries a label.
 
 use scopebox::engine::docker::DockerEngine;
 use scopebox::engine::{Engine, Labelled};
@@ -47,30 +47,49 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a runtime")
 }
 
-/// Whether the engine answers; under `CI=true` its absence is a test failure.
-pub fn engine_available() -> bool {
+/// Whether the engine at `DOCKER_HOST` (else the default socket) answers a ping.
+pub fn engine_answers() -> bool {
     let host = DockerEngine::host_from_env();
-    let reachable = DockerEngine::connect(&host)
+    DockerEngine::connect(&host)
         .ok()
-        .is_some_and(|engine| runtime().block_on(engine.ping()).is_ok());
-    if !reachable {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("the Docker engine at {host} is required under CI=true");
-        }
-        eprintln!("skipped: no Docker engine at {host} (set CI=true to make this a failure)");
-    }
-    reachable
+        .is_some_and(|engine| runtime().block_on(engine.ping()).is_ok())
 }
 
-/// Skip (or, under CI=true, fail) when no engine answers.
-macro_rules! require_engine {
-    () => {
-        if !crate::support::engine_available() {
-            return;
-        }
-    };
+/// Whether the run is CI's (`CI=true`), where a missing engine fails instead of skipping.
+pub fn under_ci() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
 }
-pub(crate) use require_engine;
+
+/// What a test needs from the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing but the binary (the engine address may even point nowhere).
+    Nothing,
+    /// The Docker engine: without one the test is reported as ignored (skipped), never as
+    /// passed; under `CI=true` it runs and fails.
+    Engine,
+}
+
+/// One test of the binary, named `module::function` as libtest would name it.
+pub fn trial(name: &str, needs: Needs, test: fn(), engine: bool) -> libtest_mimic::Trial {
+    let skipped = needs == Needs::Engine && !engine && !under_ci();
+    let run = move || {
+        if needs == Needs::Engine && !engine {
+            return Err(format!(
+                "the Docker engine at {} is required (CI=true makes its absence a failure)",
+                DockerEngine::host_from_env()
+            )
+            .into());
+        }
+        test();
+        Ok(())
+    };
+    let trial = libtest_mimic::Trial::test(name, run).with_ignored_flag(skipped);
+    match needs {
+        Needs::Nothing => trial,
+        Needs::Engine => trial.with_kind("engine"),
+    }
+}
 
 /// Containers and volumes carrying `label` right now.
 pub fn labelled(label: &str) -> Vec<Labelled> {

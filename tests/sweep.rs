@@ -2,9 +2,7 @@
 //! of a live run are not; `--keep-on-failure` objects survive ordinary sweeps until
 //! `scopebox sweep` removes them.
 
-use crate::support::{
-    labelled, require_engine, run_id, run_matrix, scopebox, tempdir, with_engine, workspace,
-};
+use crate::support::{labelled, run_id, run_matrix, scopebox, tempdir, with_engine, workspace};
 use scopebox::boundary;
 use scopebox::engine::{Engine, Labels, KEEP_LABEL, OWNER_LABEL, RUN_LABEL};
 use scopebox::image::{self, Contents};
@@ -17,9 +15,7 @@ fn labels(run: &str, owner: String) -> Labels {
     l
 }
 
-#[test]
-fn leftovers_of_dead_runs_are_swept_and_live_ones_stay() {
-    require_engine!();
+pub fn leftovers_of_dead_runs_are_swept_and_live_ones_stay() {
     let host = boundary::hostname();
     let dead_run = format!("e2e-dead-{}", std::process::id());
     let live_run = format!("e2e-live-{}", std::process::id());
@@ -78,9 +74,7 @@ fn leftovers_of_dead_runs_are_swept_and_live_ones_stay() {
     with_engine(async |e| e.remove_volume(&still[0].id).await.unwrap());
 }
 
-#[test]
-fn keep_on_failure_keeps_the_objects_until_scopebox_sweep() {
-    require_engine!();
+pub fn keep_on_failure_keeps_the_objects_until_scopebox_sweep() {
     let dir = tempdir();
     let out = run_matrix(
         &dir.path().join("b"),

@@ -5,7 +5,8 @@
 //! Runs PROGRAM ARGS RUNS times the way a case runs it (`case::run_captured`, unwatched), then
 //! execs itself under `scopebox-witness` (beside this example in target/) and runs it RUNS times
 //! more the way a witnessed case does (`case::run_watched`: window, pre-exec dumpable, the two
-//! notifications, the /proc sweep, the window's report). Prints both medians and the difference.
+//! notifications, the /proc sweep, the window's report). Prints both medians (and minimums,
+//! steadier on a loaded machine) and the difference of the medians.
 
 use scopebox_harness::case::{run_captured, run_watched};
 use scopebox_harness::watch::{self, Entry};
@@ -39,8 +40,13 @@ fn main() {
                     t.elapsed()
                 })
                 .collect();
+            let min = times.iter().min().copied().unwrap_or_default();
             let bare = median(times);
-            println!("unwatched median {} us over {runs} runs", bare.as_micros());
+            println!(
+                "unwatched median {} us, min {} us over {runs} runs",
+                bare.as_micros(),
+                min.as_micros()
+            );
             let witness = std::env::current_exe()
                 .unwrap()
                 .parent()
@@ -78,8 +84,9 @@ fn main() {
                     t.elapsed()
                 })
                 .collect();
+            let min = times.iter().min().copied().unwrap_or_default().as_micros();
             let watched = median(times).as_micros();
-            println!("witnessed median {watched} us over {runs} runs");
+            println!("witnessed median {watched} us, min {min} us over {runs} runs");
             println!("overhead per case {} us", watched as i128 - bare as i128);
         }
         Entry::Refused(reason) => panic!("{reason}"),

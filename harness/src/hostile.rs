@@ -2,7 +2,8 @@
 //! the image inside the runner itself, each doing what a hostile candidate would
 //! (`evidence::ADVERSARIAL_CONTROLS`): execute the sentinel and delete the marker; execute it
 //! with a redirected marker environment; double-fork a daemon that executes it after the
-//! stand-in exited; execute it through memfd_create + execveat; print a canary base64-encoded;
+//! stand-in exited; execute it through memfd_create + execveat (or, where that syscall is
+//! missing, execve of /proc/self/fd/N, as fexecve falls back); print a canary base64-encoded;
 //! write a canary into a file in /tmp and delete it. The runner runs each as a control under
 //! the kernel witness; the judge must catch every one. They leak only `judge::CONTROL_CANARY`
 //! and execute only the sentinel given to them. Never called by anything but those controls.
@@ -102,6 +103,11 @@ fn memfd_exec(sentinel: &str) -> std::io::Result<()> {
             envp.as_ptr(),
             libc::AT_EMPTY_PATH,
         );
+        // Where execveat does not exist (qemu-user emulates none), fexecve's own fallback:
+        // exec the descriptor through /proc.
+        let by_proc = CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
+        libc::execve(by_proc.as_ptr(), argv.as_ptr(), envp.as_ptr());
+        std::mem::forget(file);
     }
     Err(std::io::Error::last_os_error())
 }

@@ -190,6 +190,11 @@ fn child(
     unsafe {
         // The runner must not outlive its supervisor (kept across exec).
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        // The runner is a child subreaper (kept across exec). Set here, natively: qemu-user
+        // refuses PR_SET_CHILD_SUBREAPER from an emulated process (EINVAL).
+        if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
+            libc::_exit(125);
+        }
         if runner_end.as_raw_fd() == CONTROL_FD {
             let flags = libc::fcntl(CONTROL_FD, libc::F_GETFD);
             libc::fcntl(CONTROL_FD, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
@@ -492,6 +497,17 @@ impl State {
                             Ok(p) => e.path = Some(p),
                             Err(err) => e.path_error = Some(err.to_string()),
                         }
+                    }
+                    // An exec through /proc/self/fd/N (fexecve's fallback): what N is.
+                    if let Some(n) = e
+                        .path
+                        .as_deref()
+                        .and_then(|p| p.strip_prefix("/proc/self/fd/"))
+                        .and_then(|n| n.parse::<i32>().ok())
+                    {
+                        e.dirfd_target = std::fs::read_link(format!("/proc/{tid}/fd/{n}"))
+                            .ok()
+                            .map(|t| t.to_string_lossy().into_owned());
                     }
                     if let Some(i) = argv_arg {
                         e.argc = count_pointers(&mem, args[i]);

@@ -48,7 +48,8 @@ fn os_error(what: &str) -> io::Error {
 }
 
 /// Reads (and removes) the supervisor's environment; when supervised, makes the control socket
-/// close-on-exec, becomes a non-dumpable child subreaper and binds the sentinel socket.
+/// close-on-exec, becomes non-dumpable (the supervisor made it a child subreaper) and binds
+/// the sentinel socket.
 pub fn entry() -> io::Result<Entry> {
     if let Some(reason) = std::env::var_os(WITNESS_ERROR_ENV) {
         std::env::remove_var(WITNESS_ERROR_ENV);
@@ -77,9 +78,10 @@ pub fn entry() -> io::Result<Entry> {
         if libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 {
             return Err(os_error("prctl(PR_SET_DUMPABLE, 0)"));
         }
-        if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
-            return Err(os_error("prctl(PR_SET_CHILD_SUBREAPER)"));
-        }
+        // The supervisor made this process a child subreaper before its exec (the attribute
+        // survives exec); natively this confirms it, under qemu-user it is refused (EINVAL)
+        // and the supervisor's setting stands.
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
     // SAFETY: the supervisor handed us fd 3 for exactly this.
     let control = unsafe { UnixStream::from_raw_fd(fd) };
@@ -349,8 +351,49 @@ fn parse_stat(text: &str) -> Option<ProcStat> {
     })
 }
 
-/// Every process below `ancestor` (by parent links), from one /proc scan.
+/// Every process below `ancestor`. Walks `/proc/<pid>/task/<tid>/children` from the ancestor
+/// down (complete: once the started program exited, a live descendant is either reparented to
+/// the ancestor, a subreaper, or the child of another live descendant), so it reads only the
+/// descendants' files; without that file (CONFIG_PROC_CHILDREN off) it scans all of /proc.
 fn descendants(ancestor: i32) -> BTreeMap<i32, ProcStat> {
+    match descendants_by_children(ancestor) {
+        Some(found) => found,
+        None => descendants_by_scan(ancestor),
+    }
+}
+
+fn children_of(pid: i32) -> Option<Vec<i32>> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let text = std::fs::read_to_string(task.path().join("children")).ok()?;
+        out.extend(
+            text.split_ascii_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok()),
+        );
+    }
+    Some(out)
+}
+
+fn descendants_by_children(ancestor: i32) -> Option<BTreeMap<i32, ProcStat>> {
+    let mut found = BTreeMap::new();
+    let mut queue = children_of(ancestor)?;
+    while let Some(pid) = queue.pop() {
+        if found.len() >= 1 << 16 || found.contains_key(&pid) {
+            continue;
+        }
+        let Some(stat) = proc_stat(pid) else {
+            continue; // gone meanwhile
+        };
+        queue.extend(children_of(pid).unwrap_or_default());
+        found.insert(pid, stat);
+    }
+    Some(found)
+}
+
+fn descendants_by_scan(ancestor: i32) -> BTreeMap<i32, ProcStat> {
     let mut all = BTreeMap::new();
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for entry in dir.flatten() {
@@ -435,6 +478,33 @@ mod tests {
         let me = proc_stat(std::process::id() as i32).unwrap();
         // SAFETY: getppid has no preconditions.
         assert_eq!(me.ppid, unsafe { libc::getppid() });
+    }
+
+    #[test]
+    fn both_ways_of_finding_descendants_agree() {
+        let mut child = std::process::Command::new("/bin/sh")
+            .args(["-c", "sleep 5 & sleep 5; wait"])
+            .spawn()
+            .unwrap();
+        let me = std::process::id() as i32;
+        // Wait until the grandchild exists (the shell forked it).
+        let mut by_children = BTreeMap::new();
+        for _ in 0..500 {
+            by_children = descendants_by_children(me).unwrap();
+            if by_children.len() >= 3 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let by_scan = descendants_by_scan(me);
+        let _ = child.kill();
+        let _ = child.wait();
+        let pids = |m: &BTreeMap<i32, ProcStat>| m.keys().copied().collect::<Vec<_>>();
+        assert!(by_children.contains_key(&(child.id() as i32)));
+        assert!(by_children.len() >= 3, "{:?}", pids(&by_children));
+        for pid in by_children.keys() {
+            assert!(by_scan.contains_key(pid), "{pid}");
+        }
     }
 
     #[test]

@@ -217,7 +217,7 @@ pub fn sign_bundle_with(
 }
 
 /// Refuse a `receipt.dsse.json` that is not a regular file, or any at all without `force`.
-fn existing_envelope(path: &Path, force: bool) -> Result<(), SignError> {
+pub(crate) fn existing_envelope(path: &Path, force: bool) -> Result<(), SignError> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(source) => Err(SignError::Read {
@@ -286,12 +286,21 @@ fn predicate_agrees(receipt: &Receipt, predicate: &TestResult) -> Result<(), Sig
 
 /// Write `bytes` to `path` through a fresh temporary file in `dir` (exclusive create, no
 /// symlink followed, owner-writable, world-readable), then move it into place.
-fn write_envelope(dir: &Path, path: &Path, bytes: &[u8], force: bool) -> std::io::Result<()> {
+pub(crate) fn write_envelope(
+    dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    force: bool,
+) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut suffix = [0u8; 8];
     getrandom::fill(&mut suffix).map_err(|_| std::io::Error::other("no OS randomness"))?;
-    let temp = dir.join(format!(".{ENVELOPE_FILE}.{}.tmp", hex::encode(suffix)));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| ENVELOPE_FILE.to_string());
+    let temp = dir.join(format!(".{name}.{}.tmp", hex::encode(suffix)));
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -7,8 +7,10 @@
 
 pub mod archive;
 pub mod attestation;
+pub mod bundle_file;
 pub mod dsse;
 pub mod image;
+pub mod provenance;
 pub mod selftest;
 pub mod verify;
 

@@ -283,6 +283,47 @@ impl Copy {
         })
     }
 
+    /// Edit the first case's witness record and re-list it.
+    fn edit_case_witness(&self, edit: impl FnOnce(&mut Vec<Value>)) -> Result<(), String> {
+        let id = self.first_case()?;
+        let rel = self.p(&format!("{EVIDENCE_DIR}/cases/{id}/{WITNESS_FILE}"));
+        self.edit_listed(&rel, |w| {
+            if let Some(events) = w["events"].as_array_mut() {
+                edit(events);
+            }
+        })
+    }
+
+    /// A consistent forgery of an adversarial control: edit its raw witness record, then
+    /// rewrite its entry in `controls.json` and in the receipt to what the judge derives from
+    /// the edited records, so only the requirement that it be caught can reject it.
+    fn forge_adversarial(&self, name: &str, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
+        let dir = format!("{EVIDENCE_DIR}/{CONTROLS_DIR}/{name}");
+        let witness_rel = self.p(&format!("{dir}/{WITNESS_FILE}"));
+        self.edit_listed(&witness_rel, edit)?;
+        let matrix: crate::matrix::Matrix =
+            serde_json::from_value(self.json(MATRIX_FILE)?).map_err(|e| e.to_string())?;
+        let record: crate::evidence::CaseRecord =
+            serde_json::from_value(self.json(&self.p(&format!("{dir}/record.json")))?)
+                .map_err(|e| e.to_string())?;
+        let witness: WitnessRecord =
+            serde_json::from_value(self.json(&witness_rel)?).map_err(|e| e.to_string())?;
+        let stdout = self.read(&self.p(&format!("{dir}/stdout")))?;
+        let stderr = self.read(&self.p(&format!("{dir}/stderr")))?;
+        let control =
+            judge::adversarial_control(name, &matrix, &record, &stdout, &stderr, &witness);
+        let control = serde_json::to_value(&control).map_err(|e| e.to_string())?;
+        let replace = |controls: &mut Value| {
+            if let Some(list) = controls["adversarial"].as_array_mut() {
+                for entry in list.iter_mut().filter(|e| e["name"] == name) {
+                    *entry = control.clone();
+                }
+            }
+        };
+        self.edit_listed(&self.p(&format!("{EVIDENCE_DIR}/controls.json")), replace)?;
+        self.edit_receipt(|r| replace(&mut r["platforms"][0]["controls"]))
+    }
+
     /// Every platform directory the receipt names.
     fn platform_dirs(&self) -> Result<Vec<String>, String> {
         Ok(self.receipt()?["platforms"]
@@ -331,47 +372,6 @@ impl Copy {
         }
         self.write(rel, text.as_bytes())?;
         self.relist(rel)
-    }
-
-    /// Edit the first case's witness record and re-list it.
-    fn edit_case_witness(&self, edit: impl FnOnce(&mut Vec<Value>)) -> Result<(), String> {
-        let id = self.first_case()?;
-        let rel = self.p(&format!("{EVIDENCE_DIR}/cases/{id}/{WITNESS_FILE}"));
-        self.edit_listed(&rel, |w| {
-            if let Some(events) = w["events"].as_array_mut() {
-                edit(events);
-            }
-        })
-    }
-
-    /// A consistent forgery of an adversarial control: edit its raw witness record, then
-    /// rewrite its entry in `controls.json` and in the receipt to what the judge derives from
-    /// the edited records, so only the requirement that it be caught can reject it.
-    fn forge_adversarial(&self, name: &str, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
-        let dir = format!("{EVIDENCE_DIR}/{CONTROLS_DIR}/{name}");
-        let witness_rel = self.p(&format!("{dir}/{WITNESS_FILE}"));
-        self.edit_listed(&witness_rel, edit)?;
-        let matrix: crate::matrix::Matrix =
-            serde_json::from_value(self.json(MATRIX_FILE)?).map_err(|e| e.to_string())?;
-        let record: crate::evidence::CaseRecord =
-            serde_json::from_value(self.json(&self.p(&format!("{dir}/record.json")))?)
-                .map_err(|e| e.to_string())?;
-        let witness: WitnessRecord =
-            serde_json::from_value(self.json(&witness_rel)?).map_err(|e| e.to_string())?;
-        let stdout = self.read(&self.p(&format!("{dir}/stdout")))?;
-        let stderr = self.read(&self.p(&format!("{dir}/stderr")))?;
-        let control =
-            judge::adversarial_control(name, &matrix, &record, &stdout, &stderr, &witness);
-        let control = serde_json::to_value(&control).map_err(|e| e.to_string())?;
-        let replace = |controls: &mut Value| {
-            if let Some(list) = controls["adversarial"].as_array_mut() {
-                for entry in list.iter_mut().filter(|e| e["name"] == name) {
-                    *entry = control.clone();
-                }
-            }
-        };
-        self.edit_listed(&self.p(&format!("{EVIDENCE_DIR}/controls.json")), replace)?;
-        self.edit_receipt(|r| replace(&mut r["platforms"][0]["controls"]))
     }
 
     /// Edit a raw control record below `evidence/` and re-list it.
@@ -574,6 +574,21 @@ pub fn mutations() -> Vec<Mutation> {
             |c| {
                 c.edit_control_record(POSITIVE_CONTROL_WITNESS_FILE, |w| {
                     w["sentinelReports"] = json!([]);
+                })
+            },
+        ),
+        m(
+            "positive-control-witness-other-write",
+            "the sentinel's marker write in the positive control's witness record re-pointed at another file",
+            true,
+            false,
+            |c| {
+                c.edit_control_record(POSITIVE_CONTROL_WITNESS_FILE, |w| {
+                    if let Some(events) = w["events"].as_array_mut() {
+                        for e in events.iter_mut().filter(|e| e["syscall"] == "openat") {
+                            e["path"] = "/tmp/elsewhere".into();
+                        }
+                    }
                 })
             },
         ),

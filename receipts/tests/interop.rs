@@ -96,3 +96,94 @@ fn python_cryptography_verifies_our_envelope_and_we_verify_its_envelope() {
     ]);
     assert_eq!(run.code, 1);
 }
+
+fn sslib_ready() -> bool {
+    let ok = Command::new("python3")
+        .args([
+            "-c",
+            "import securesystemslib.dsse, securesystemslib.signer",
+        ])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI=true but python3 with `securesystemslib` is not available (pip install 'securesystemslib[crypto]')");
+        }
+        eprintln!("skipping interop: python3 with `securesystemslib` not available (pip install 'securesystemslib[crypto]')");
+    }
+    ok
+}
+
+fn sslib(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/sslib_interop.py"))
+        .args(args)
+        .output()
+        .expect("run python3");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn securesystemslib_finds_our_signature_by_our_key_id_and_we_verify_its_envelope() {
+    if !sslib_ready() {
+        return;
+    }
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 2);
+    let keys = scopebox_receipts::dsse::write_keypair(&tmp.path().join("ours")).unwrap();
+    let other = scopebox_receipts::dsse::write_keypair(&tmp.path().join("other")).unwrap();
+    let private = std::fs::read_to_string(&keys.private).unwrap();
+    let envelope = scopebox_receipts::attestation::sign_bundle(&bundle, &private).unwrap();
+    let path = bundle.join("receipt.dsse.json");
+    let path_str = path.to_str().unwrap();
+
+    // The key id rule: theirs computes the same id from the public key alone.
+    let (code, stdout, _) = sslib(&["keyid", keys.public.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout.trim(), keys.keyid);
+    assert_eq!(
+        envelope.signatures[0].keyid.as_deref(),
+        Some(keys.keyid.as_str())
+    );
+
+    // securesystemslib's Envelope.verify accepts ours under our key, and only that key.
+    let (code, stdout, stderr) = sslib(&["verify", path_str, keys.public.to_str().unwrap()]);
+    assert_eq!(code, 0, "securesystemslib rejected our envelope: {stderr}");
+    assert_eq!(
+        stdout.trim(),
+        "https://in-toto.io/Statement/v1 https://in-toto.io/attestation/test-result/v0.1"
+    );
+    let (code, _, _) = sslib(&["verify", path_str, other.public.to_str().unwrap()]);
+    assert_eq!(
+        code, 1,
+        "securesystemslib accepted our envelope under another key"
+    );
+
+    // Its CryptoSigner's envelope over the same statement verifies with ours.
+    let theirs_env = tmp.path().join("sslib.dsse.json");
+    let theirs_pub = tmp.path().join("sslib.pub.pem");
+    let (code, _, stderr) = sslib(&[
+        "sign",
+        path_str,
+        theirs_env.to_str().unwrap(),
+        theirs_pub.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "securesystemslib could not sign: {stderr}");
+    std::fs::copy(&theirs_env, &path).unwrap();
+    let run = verify_bin(&[
+        bundle.to_str().unwrap(),
+        "--key",
+        theirs_pub.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        run.code, 0,
+        "we rejected securesystemslib's envelope:\n{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("✓ signature.verified"));
+}

@@ -111,6 +111,7 @@ pub fn assert_recomputing_checks_reject(report: &selftest::SelfTestReport) {
     }
     for class in [
         "positive-control-witness-report-dropped",
+        "positive-control-witness-other-write",
         "negative-control-witness-second-exec",
     ] {
         assert_eq!(by(class), ["linux-amd64/controls.witness"], "{class}");

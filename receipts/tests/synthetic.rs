@@ -521,6 +521,13 @@ pub fn write_bundle_for(
             let pid = 50 + i as i32;
             let mut witness =
                 honest_witness(emulated, layout::SENTINEL_BIN, 500 + 2 * i as u64, pid);
+            // The sentinel writes its marker: the one write these controls allow.
+            witness.events.push(WitnessEvent {
+                path: Some(layout::SENTINEL_MARKER.into()),
+                dirfd: Some(-100),
+                flags: Some(0o1101),
+                ..witness_event(502 + 2 * i as u64, WitnessSyscall::Openat, pid, RUNNER_PID)
+            });
             witness.sentinel_reports.push(SentinelReport {
                 pid,
                 uid: 1000,
@@ -705,6 +712,7 @@ pub fn write_bundle_for(
             })
             .collect(),
         files: w.files.clone(),
+        provenance: None,
     };
     let mut bytes = serde_json::to_vec_pretty(&receipt).map_err(std::io::Error::other)?;
     bytes.push(b'\n');

@@ -12,6 +12,7 @@
 //! - `hostile_bundles`: each hostile bundle is rejected or unreadable with a named check, with
 //!   nothing written and no raw control byte on either stream.
 
+mod bundle_archive;
 mod bundle_safety;
 pub mod hostile;
 mod hostile_bundles;

@@ -328,6 +328,14 @@ pub fn negative_control(
     (control, verdict)
 }
 
+/// How a process ended, for a sentence: "exited with code N", or "did not exit (no exit code)".
+pub fn exit_text(code: Option<impl std::fmt::Display>) -> String {
+    match code {
+        Some(code) => format!("exited with code {code}"),
+        None => "did not exit (no exit code)".to_string(),
+    }
+}
+
 /// Every way the positive control did not prove detection, from its flags: the marker was
 /// absent before, the sentinel exited 0, the marker appeared, and it was removed. Empty when it
 /// behaved. The runner, the orchestrator and the verifier all judge the flags with this.
@@ -340,8 +348,8 @@ pub fn positive_control_failures(p: &PositiveControl) -> Vec<String> {
         (
             p.sentinel_exit_code != Some(0),
             format!(
-                "the sentinel exited {:?}, expected Some(0)",
-                p.sentinel_exit_code
+                "the sentinel {}, expected exit code 0",
+                exit_text(p.sentinel_exit_code)
             ),
         ),
         (
@@ -434,7 +442,8 @@ pub fn adversarial_expected(name: &str) -> Option<&'static str> {
     Some(match name {
         "exec-delete-marker" | "exec-redirected-marker" => "witness: executed execve",
         "double-fork-daemon" => "witness: process created",
-        "memfd-exec" => "witness: executed execveat",
+        // execveat natively; under qemu-user (no execveat) the /proc/self/fd execve fallback.
+        "memfd-exec" => "witness: executed ",
         "base64-canary" => "canary ",
         "tmp-file-canary" => "witness: opened for writing",
         _ => return None,
@@ -1521,7 +1530,7 @@ mod tests {
             control_failures(&c),
             [
                 "positive control: the marker was present before the sentinel ran",
-                "positive control: the sentinel exited Some(1), expected Some(0)",
+                "positive control: the sentinel exited with code 1, expected exit code 0",
                 "positive control: the marker did not appear when the sentinel ran",
                 "positive control: the marker was not removed after the control",
                 "negative control: the reference host executed no configured command",
@@ -1535,7 +1544,7 @@ mod tests {
         c.positive.sentinel_exit_code = None;
         assert_eq!(
             positive_control_failures(&c.positive),
-            ["the sentinel exited None, expected Some(0)"]
+            ["the sentinel did not exit (no exit code), expected exit code 0"]
         );
         assert!(negative_control_failures(&c.negative).is_empty());
     }

@@ -36,6 +36,11 @@ pub const SCHEMA_VERSION: u32 = 2;
 
 pub const RECEIPT_FILE: &str = "receipt.json";
 pub const ENVELOPE_FILE: &str = "receipt.dsse.json";
+/// The JUnit report of the run (listed in `files`, like every input and evidence file).
+pub const JUNIT_FILE: &str = "junit.xml";
+/// The SLSA Provenance v1 statement in DSSE form, written by `scopebox sign` beside
+/// `receipt.dsse.json` (like it, not listed in `files`).
+pub const PROVENANCE_ENVELOPE_FILE: &str = "provenance.dsse.json";
 pub const MATRIX_FILE: &str = "inputs/matrix.json";
 pub const POLICY_FILE: &str = "inputs/boundary-policy.json";
 pub const RECIPE_FILE: &str = "inputs/image-recipe.json";
@@ -89,6 +94,62 @@ pub struct Receipt {
     pub summary: OverallSummary,
     /// Every file in the bundle except receipt.json and the envelope: relative path → sha256.
     pub files: BTreeMap<String, String>,
+    /// What the candidates were built from and by, and the engine they ran on. Absent in
+    /// bundles written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+}
+
+/// `provenance` (contract addition "Provenance").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Provenance {
+    /// The git checkout the candidates were built from, when they were built from one (not
+    /// when every candidate was given with `--candidate`).
+    pub source: Option<SourceRevision>,
+    /// sha256 of the workspace's Cargo.lock the builds used (`--locked`).
+    pub cargo_lock_sha256: String,
+    /// `rustc -vV`, verbatim.
+    pub rustc: String,
+    /// The scopebox that ran the matrix and wrote the bundle (`tool.version`, repeated here so
+    /// provenance reads on its own).
+    pub scopebox_version: String,
+    /// Whether each platform's candidate was built by this run (`pack`) or given
+    /// (`--candidate`), in `platforms` order.
+    pub candidates: Vec<CandidateOrigin>,
+    pub engine: EngineFacts,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SourceRevision {
+    /// `git rev-parse HEAD`.
+    pub commit: String,
+    /// Whether `git status --porcelain` listed anything (tracked changes or untracked files).
+    pub dirty: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CandidateOrigin {
+    pub platform: Platform,
+    /// "built" (packed by this run, from `source`) or "given" (`--candidate`).
+    pub origin: String,
+}
+
+/// The engine, from its `/info` and `/version`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EngineFacts {
+    /// "docker" or "podman" (every platform's `engine`); `version` is every platform's
+    /// `engineVersion`.
+    pub name: String,
+    pub version: String,
+    pub operating_system: String,
+    pub os_type: String,
+    /// The engine's architecture, `uname -m` spelling; equal to every platform's
+    /// `engineArchitecture`.
+    pub architecture: String,
 }
 
 impl Receipt {

@@ -54,6 +54,25 @@ pub struct DockerEngine {
 }
 
 impl DockerEngine {
+    /// Images of `repository` (any tag), as (ID, tags), for `scopebox prune`.
+    pub async fn list_images(
+        &self,
+        repository: &str,
+    ) -> Result<Vec<(String, Vec<String>)>, EngineError> {
+        let mut filters = HashMap::new();
+        filters.insert("reference".to_string(), vec![repository.to_string()]);
+        let images = self
+            .client
+            .list_images(Some(
+                bollard::query_parameters::ListImagesOptionsBuilder::new()
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .map_err(|e| map_error(format!("list images of {repository}"), e))?;
+        Ok(images.into_iter().map(|i| (i.id, i.repo_tags)).collect())
+    }
+
     /// The host from `DOCKER_HOST`, else the default socket.
     pub fn host_from_env() -> String {
         std::env::var("DOCKER_HOST")

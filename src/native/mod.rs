@@ -31,6 +31,16 @@ pub struct NativeArgs {
     pub command: NativeCommand,
 }
 
+impl NativeArgs {
+    /// Whether `--json` was given.
+    pub fn wants_json(&self) -> bool {
+        match &self.command {
+            NativeCommand::Fetch(a) => a.common.json,
+            NativeCommand::Lock(a) => a.common.json,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum NativeCommand {
     /// Download (if absent) and verify every file the native lock pins into the cache
@@ -168,10 +178,7 @@ fn lock_path(given: Option<&Path>) -> PathBuf {
 /// Run a native command; with `--json`, print its one object whatever happens (Ctrl-C
 /// included: the work runs on a blocking thread raced against the signal).
 pub async fn run(args: NativeArgs) -> Result<Outcome, CommandError> {
-    let json = match &args.command {
-        NativeCommand::Fetch(a) => a.common.json,
-        NativeCommand::Lock(a) => a.common.json,
-    };
+    let json = args.wants_json();
     let work = tokio::task::spawn_blocking(move || match args.command {
         NativeCommand::Fetch(a) => fetch_command(&a),
         NativeCommand::Lock(a) => lock_command(&a),
@@ -180,7 +187,7 @@ pub async fn run(args: NativeArgs) -> Result<Outcome, CommandError> {
         done = work => done.unwrap_or_else(|e| Err(NativeError::Argument(format!("the native command ({e})")))),
         _ = tokio::signal::ctrl_c() => {
             if json {
-                println!("{}", serde_json::json!({"ok": false, "error": {"code": "interrupted", "refusal": false, "message": "interrupted by Ctrl-C"}}));
+                crate::exit::print_summary(&serde_json::json!({"ok": false, "exitCode": crate::exit::INTERRUPTED, "error": {"code": "interrupted", "refusal": false, "message": "interrupted by Ctrl-C"}}));
             }
             return Ok(Outcome::Interrupted);
         }
@@ -188,7 +195,7 @@ pub async fn run(args: NativeArgs) -> Result<Outcome, CommandError> {
     match result {
         Ok(summary) => {
             if json {
-                println!("{summary}");
+                crate::exit::print_summary(&summary);
             }
             Ok(Outcome::Passed)
         }
@@ -196,7 +203,11 @@ pub async fn run(args: NativeArgs) -> Result<Outcome, CommandError> {
             let error = CommandError::Native(e);
             if json {
                 if let CommandError::Native(e) = &error {
-                    println!("{}", error_json(e, crate::exit::render(&error)));
+                    let mut object = error_json(e, crate::exit::render(&error));
+                    object["exitCode"] = error.code().into();
+                    object["error"]["causes"] = error.causes().into();
+                    object["error"]["hint"] = error.hint().into();
+                    crate::exit::print_summary(&object);
                 }
             }
             Err(error)

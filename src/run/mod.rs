@@ -26,7 +26,7 @@ use crate::image::{self, IdMatch};
 use crate::pack::Candidate;
 use crate::progress::Progress;
 use crate::receipt::{self, Conclusion, Times};
-use crate::toolchain::{self, workspace_root};
+use crate::toolchain;
 use futures_util::StreamExt;
 use scopebox_schema::matrix::Matrix;
 use scopebox_schema::platform::Platform;
@@ -34,19 +34,40 @@ use scopebox_schema::receipt::{NotCovered, EVIDENCE_DIR};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-/// Where bundles go when `--out` is not given, relative to the workspace root.
+/// Where bundles go when `--out` is not given, relative to the current directory.
 pub const DEFAULT_RUNS_DIR: &str = "out/runs";
 
 /// Read the matrix files and validate the matrix they make together; returns it with the exact
 /// bytes that are run (and carried in the bundle). One file runs byte for byte as written;
 /// several are joined into one matrix: cases in order, canaries deduplicated in order.
 pub fn load_matrices(paths: &[PathBuf]) -> Result<(Matrix, Vec<u8>), CommandError> {
-    if let [single] = paths {
-        return load_matrix(single);
+    let mut parts = Vec::new();
+    for path in paths {
+        let bytes = std::fs::read(path).map_err(|source| CommandError::MatrixRead {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        parts.push((path.clone(), bytes));
+    }
+    join_matrices(parts)
+}
+
+/// The shipped matrix, built into the binary (`crate::shipped`), joined as `shipped`.
+pub fn load_shipped_matrix() -> Result<(Matrix, Vec<u8>), CommandError> {
+    join_matrices(crate::shipped::matrices())
+}
+
+/// Parse and validate matrix files given as (label, bytes) and join them (see
+/// [`load_matrices`]).
+pub fn join_matrices(parts: Vec<(PathBuf, Vec<u8>)>) -> Result<(Matrix, Vec<u8>), CommandError> {
+    if let [(label, bytes)] = parts.as_slice() {
+        let matrix = parse_matrix(label, bytes)?;
+        validate(&matrix, label)?;
+        return Ok((matrix, bytes.clone()));
     }
     let mut joined: Option<Matrix> = None;
-    for path in paths {
-        let (part, _) = read_matrix(path)?;
+    for (label, bytes) in &parts {
+        let part = parse_matrix(label, bytes)?;
         match joined.as_mut() {
             None => joined = Some(part),
             Some(all) => {
@@ -65,26 +86,20 @@ pub fn load_matrices(paths: &[PathBuf]) -> Result<(Matrix, Vec<u8>), CommandErro
     matrix.name = "shipped".to_string();
     let mut bytes = serde_json::to_vec_pretty(&matrix).expect("a matrix always serializes to JSON");
     bytes.push(b'\n');
-    let label = paths
+    let label = parts
         .iter()
-        .map(|p| p.display().to_string())
+        .map(|(p, _)| p.display().to_string())
         .collect::<Vec<_>>()
         .join(" + ");
     validate(&matrix, Path::new(&label))?;
     Ok((matrix, bytes))
 }
 
-fn read_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
-    let bytes = std::fs::read(path).map_err(|source| CommandError::MatrixRead {
-        path: path.to_path_buf(),
+fn parse_matrix(label: &Path, bytes: &[u8]) -> Result<Matrix, CommandError> {
+    serde_json::from_slice(bytes).map_err(|source| CommandError::MatrixParse {
+        path: label.to_path_buf(),
         source,
-    })?;
-    let matrix: Matrix =
-        serde_json::from_slice(&bytes).map_err(|source| CommandError::MatrixParse {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok((matrix, bytes))
+    })
 }
 
 fn validate(matrix: &Matrix, path: &Path) -> Result<(), CommandError> {
@@ -98,9 +113,7 @@ fn validate(matrix: &Matrix, path: &Path) -> Result<(), CommandError> {
 
 /// Read, parse and validate a matrix; returns it with its exact bytes.
 pub fn load_matrix(path: &Path) -> Result<(Matrix, Vec<u8>), CommandError> {
-    let (matrix, bytes) = read_matrix(path)?;
-    validate(&matrix, path)?;
-    Ok((matrix, bytes))
+    load_matrices(std::slice::from_ref(&path.to_path_buf()))
 }
 
 /// The engine at `DOCKER_HOST` (else the default socket), once it has answered a ping; a
@@ -338,21 +351,24 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     // The candidates' identities are checked before anything else happens.
     let given = args.candidate.load()?;
     let selection = select_platforms(&args.platform, &given)?;
-    let root = workspace_root();
-    let matrix_paths = if args.matrix.is_empty() {
-        shipped_matrices(&root)
+    let (matrix, matrix_bytes) = if args.matrix.is_empty() {
+        load_shipped_matrix()?
     } else {
-        args.matrix.clone()
+        load_matrices(&args.matrix)?
     };
-    let (matrix, matrix_bytes) = load_matrices(&matrix_paths)?;
     let run_id = boundary::new_run_id();
+    // Relative to the current directory, like every other default path.
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| root.join(DEFAULT_RUNS_DIR).join(&run_id));
+        .unwrap_or_else(|| Path::new(DEFAULT_RUNS_DIR).join(&run_id));
     receipt::check_dir(&out)?;
-    let (policy, policy_bytes) = boundary::load_policy(&root)?;
-    let (recipe, recipe_bytes) = image::load_recipe(&root)?;
+    if let Some(archive) = &args.archive {
+        crate::bundle_file::check_free(archive)?;
+    }
+    let (policy, policy_bytes) = crate::shipped::policy()?;
+    let (recipe, recipe_bytes) = crate::shipped::recipe()?;
+    let root = crate::shipped::source_root()?;
 
     let engine = reach_engine().await?;
     let info = bounded("ask the Docker engine about itself", engine.info()).await?;
@@ -391,7 +407,12 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             reason: n.reason,
         });
     }
-    receipt::prepare_dir(&out)?;
+    // What the candidates are built from, taken before anything is built.
+    let origins: Vec<(Platform, bool)> = covered
+        .iter()
+        .map(|&p| (p, !given.iter().any(|c| c.platform == p)))
+        .collect();
+    let provenance = crate::provenance::gather(&root, &info, &origins);
 
     // One listener for the whole run, from here on, shared by every platform: a Ctrl-C that
     // lands between two steps is kept instead of being lost to a listener that did not exist
@@ -515,10 +536,12 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let (built, pack_ms, image_ms) = tokio::select! {
         done = prepare => done?,
         () = interrupted() => {
-            eprintln!("scopebox: interrupted before any container was created");
+            eprintln!("scopebox: interrupted before any container was created: evidence not exported, no bundle written");
             return Ok(Outcome::Interrupted);
         }
     };
+    // The bundle directory exists from the moment it has something to hold.
+    receipt::prepare_dir(&out)?;
 
     let shared = receipt::SharedInputs {
         matrix: &matrix,
@@ -578,21 +601,35 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         );
     }
     let several = plans.len() > 1;
+    let (display, colour) = crate::progress::for_stderr(args.quiet);
+    let bars = indicatif::MultiProgress::new();
     let runs = plans.iter().map(|plan| {
         let engine = &engine;
         let interrupt = interrupted();
         let cases = matrix.cases.len();
+        let bar = (display == crate::progress::Display::Bars)
+            .then(|| crate::progress::bar(&bars, &plan.platform, cases));
         async move {
             let prefix = if several {
                 format!("[{}] ", plan.platform)
             } else {
                 String::new()
             };
-            let mut progress = Progress::new(cases, Prefixed::new(prefix, std::io::stderr()));
+            let mut progress = Progress::shown(
+                cases,
+                Prefixed::new(prefix, std::io::stderr()),
+                display,
+                bar,
+                colour,
+            );
             lifecycle(engine, plan, interrupt, &mut progress).await
         }
     });
     let records: Vec<Record> = futures_util::future::join_all(runs).await;
+    if display == crate::progress::Display::Bars {
+        // The finished bars stay; what follows starts on a line of its own.
+        eprintln!();
+    }
 
     let mut platform_runs = Vec::new();
     let mut conclusions = Vec::new();
@@ -636,6 +673,8 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         platform_runs.push(run);
         conclusions.push(conclusion);
     }
+    let junit = crate::junit::report(&run_id, &platform_runs, &conclusions, &not_covered);
+    receipt::write_file(&out, crate::junit::JUNIT_FILE, &junit)?;
     let times = Times {
         started: started_at,
         finished: SystemTime::now(),
@@ -649,10 +688,27 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         not_covered,
         &conclusions,
         &times,
+        provenance,
     )?;
 
-    // The run ends the way an auditor would start: replaying the bundle from its bytes alone.
-    let verification = scopebox_receipts::verify::verify_dir(&out, &Default::default());
+    if let Some(file) = &args.junit {
+        std::fs::write(file, &junit).map_err(|source| receipt::ReceiptError::Write {
+            path: file.clone(),
+            source,
+        })?;
+    }
+    if let Some(file) = &args.archive {
+        crate::bundle_file::write(&out, file)?;
+    }
+
+    // The run ends the way an auditor would start: replaying the bundle from its bytes alone
+    // (from the one file, when one was written: it is what an auditor would be handed).
+    let verification = match &args.archive {
+        Some(file) => scopebox_receipts::bundle_file::read_archive(file).and_then(|bundle| {
+            scopebox_receipts::verify::verify_loaded(&bundle, &Default::default())
+        }),
+        None => scopebox_receipts::verify::verify_dir(&out, &Default::default()),
+    };
     let verified = matches!(&verification, Ok(report) if report.verified);
     let all_pass = conclusions.iter().all(Conclusion::pass);
     let outcome = if any_interrupted {
@@ -672,22 +728,34 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         Outcome::Interrupted => "INTERRUPTED",
     };
     for (run, conclusion) in receipt.platforms.iter().zip(&conclusions) {
-        // After Ctrl-C everything downstream is missing by design; say only that.
-        let shown = if any_interrupted { 1 } else { SHOWN };
-        for problem in conclusion.problems.iter().take(shown) {
+        let cleanup = if run.cleanup.container_removed && run.cleanup.volume_removed {
+            "done"
+        } else {
+            "INCOMPLETE"
+        };
+        let emulated = if run.emulated { " (emulated)" } else { "" };
+        if any_interrupted {
+            // After Ctrl-C everything downstream of the export is missing by design: the
+            // boundary and the controls were not judged, so they are not reported as failing.
+            eprintln!(
+                "scopebox: {}{emulated}: interrupted: evidence not exported ({}/{} cases reported before Ctrl-C), cleanup {cleanup}",
+                run.platform, conclusion.passed, conclusion.total,
+            );
+            continue;
+        }
+        for problem in conclusion.problems.iter().take(SHOWN) {
             eprintln!("  problem ({}): {problem}", run.platform);
         }
-        if conclusion.problems.len() > shown && !any_interrupted {
+        if conclusion.problems.len() > SHOWN {
             eprintln!(
                 "  … and {} more on {} (see the receipt)",
-                conclusion.problems.len() - shown,
+                conclusion.problems.len() - SHOWN,
                 run.platform
             );
         }
         eprintln!(
-            "scopebox: {}{}: {}/{} cases passed, boundary {}, controls {}, cleanup {}",
+            "scopebox: {}{emulated}: {}/{} cases passed, boundary {}, controls {}, cleanup {cleanup}",
             run.platform,
-            if run.emulated { " (emulated)" } else { "" },
             conclusion.passed,
             conclusion.total,
             if run.boundary.applied_meets_policy && run.boundary.observed_meets_policy {
@@ -699,11 +767,6 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
                 "ok"
             } else {
                 "FAILED"
-            },
-            if run.cleanup.container_removed && run.cleanup.volume_removed {
-                "done"
-            } else {
-                "INCOMPLETE"
             },
         );
     }
@@ -727,6 +790,10 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     );
     let receipt_path = out.join(scopebox_schema::receipt::RECEIPT_FILE);
     match &verification {
+        _ if any_interrupted => eprintln!(
+            "scopebox: receipt {} records the interruption; it is not evidence of a run",
+            receipt_path.display()
+        ),
         Ok(report) if report.verified => eprintln!(
             "scopebox: receipt {} — verified: all {} checks of scopebox-verify passed",
             receipt_path.display(),
@@ -759,10 +826,14 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
                 })
             })
             .collect();
-        let summary = serde_json::json!({
-            "outcome": verdict.to_ascii_lowercase().replace(' ', "-"),
+        let mut summary = serde_json::json!({
+            "ok": outcome == Outcome::Passed,
+            "exitCode": crate::exit::code(&Ok(outcome)),
+            "outcome": crate::exit::outcome_name(outcome),
             "bundle": out,
             "receipt": receipt_path,
+            "junit": out.join(crate::junit::JUNIT_FILE),
+            "archive": args.archive,
             "verified": verified,
             "runId": run_id,
             "engineArchitecture": info.architecture,
@@ -771,7 +842,10 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             "cases": {"total": receipt.summary.cases, "passed": receipt.summary.cases_passed},
             "seconds": clock.elapsed().as_secs_f64(),
         });
-        println!("{summary}");
+        if any_interrupted {
+            summary["message"] = "interrupted: evidence not exported".into();
+        }
+        crate::exit::print_summary(&summary);
     }
     Ok(outcome)
 }
@@ -876,18 +950,6 @@ async fn ensure_image<E: Engine>(engine: &E, image: &image::Image) -> Result<Loa
     Ok(Loaded::Now(image::check_loaded(image, &value)?))
 }
 
-/// The shipped matrix files (run when `--matrix` is not given, joined as one matrix named
-/// `shipped`), as paths below the workspace root: the list in `harness/matrix/shipped.json`.
-pub fn shipped_matrices(root: &Path) -> Vec<PathBuf> {
-    use scopebox_schema::shipped;
-    let dir = root.join(shipped::MATRIX_DIR);
-    shipped::manifest()
-        .matrices
-        .iter()
-        .map(|f| dir.join(f))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -895,7 +957,7 @@ mod tests {
     use scopebox_receipts::archive::ArchiveFile;
 
     fn image() -> image::Image {
-        let root = workspace_root();
+        let root = crate::toolchain::workspace_root();
         let (recipe, bytes) = image::load_recipe(&root).unwrap();
         let candidate = [ArchiveFile {
             path: "bin/mcpscope".into(),

@@ -23,7 +23,8 @@ Exit codes:
 #[derive(Parser, Debug)]
 #[command(name = "scopebox-verify", version, after_help = EXIT_CODES)]
 struct Args {
-    /// The bundle directory (the one holding receipt.json).
+    /// The bundle directory (the one holding receipt.json), or a bundle archive
+    /// (`scopebox run --archive FILE.tar.gz`), read in memory under the same bounds.
     bundle: PathBuf,
     /// SPKI PEM public key (PREFIX.pub.pem); requires a valid receipt.dsse.json.
     #[arg(long, value_name = "PUB.pem")]
@@ -124,7 +125,9 @@ fn run(args: &Args) -> Outcome {
         }
     }
     let shown = args.bundle.display().to_string();
-    match verify::verify_dir(&args.bundle, &options) {
+    let verified = scopebox_receipts::bundle_file::read_any(&args.bundle)
+        .and_then(|bundle| verify::verify_loaded(&bundle, &options));
+    match verified {
         Ok(report) => {
             if args.json {
                 print_json(&report::JsonReport::from_report(&report));

@@ -27,6 +27,8 @@ pub struct Bundle {
     pub receipt_bytes: Vec<u8>,
     /// The exact bytes of `receipt.dsse.json`, when present.
     pub envelope_bytes: Option<Vec<u8>>,
+    /// The exact bytes of `provenance.dsse.json`, when present.
+    pub provenance_envelope_bytes: Option<Vec<u8>>,
     /// Every other regular file: bundle-relative path ('/'-separated) → bytes.
     pub files: BTreeMap<String, Vec<u8>>,
     /// Entries that are neither directories nor regular files, or have unusable names:
@@ -123,10 +125,12 @@ impl Bundle {
             .remove(RECEIPT_FILE)
             .ok_or_else(|| err(BundleErrorKind::NoReceipt))?;
         let envelope_bytes = files.remove(ENVELOPE_FILE);
+        let provenance_envelope_bytes = files.remove(crate::receipt::PROVENANCE_ENVELOPE_FILE);
         Ok(Bundle {
             root: root.to_path_buf(),
             receipt_bytes,
             envelope_bytes,
+            provenance_envelope_bytes,
             files,
             irregular: walk.irregular,
         })

@@ -173,8 +173,8 @@ pub fn completion_failures(e: &Execution) -> Vec<String> {
     }
     if e.exit_code != Some(0) {
         failures.push(format!(
-            "the runner exited {:?}, expected Some(0)",
-            e.exit_code
+            "the runner {}, expected exit code 0",
+            scopebox_schema::judge::exit_text(e.exit_code)
         ));
     }
     if e.deadline_seconds == 0 {

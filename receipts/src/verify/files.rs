@@ -24,6 +24,10 @@ use std::collections::BTreeSet;
 /// The fixed files every bundle holds at its top.
 pub(crate) const FIXED_FILES: [&str; 3] = [MATRIX_FILE, POLICY_FILE, RECIPE_FILE];
 
+/// Files a bundle may hold at its root besides the fixed ones (bundles written before them
+/// lack them): the JUnit report.
+pub(crate) const OPTIONAL_FILES: [&str; 1] = [crate::receipt::JUNIT_FILE];
+
 /// The fixed files every platform directory holds besides its evidence tree.
 pub(crate) const PLATFORM_FILES: [&str; 6] = [
     PACK_MANIFEST_FILE,
@@ -70,7 +74,11 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
 
     let mut listed = Vec::new();
     for (path, digest) in &receipt.files {
-        if !is_safe_relative(path) || path == RECEIPT_FILE || path == ENVELOPE_FILE {
+        if !is_safe_relative(path)
+            || path == RECEIPT_FILE
+            || path == ENVELOPE_FILE
+            || path == crate::receipt::PROVENANCE_ENVELOPE_FILE
+        {
             listed.push(format!("{path:?} is not a bundle file path"));
             continue;
         }
@@ -164,7 +172,7 @@ fn is_safe_relative(path: &str) -> bool {
 
 /// A path the v2 layout allows in a bundle of these platforms (directory, case ids).
 fn allowed_in_bundle(path: &str, platforms: &[(&str, BTreeSet<&str>)]) -> bool {
-    if FIXED_FILES.contains(&path) {
+    if FIXED_FILES.contains(&path) || OPTIONAL_FILES.contains(&path) {
         return true;
     }
     if let Some(name) = path
@@ -257,6 +265,8 @@ mod tests {
         ));
         assert!(!allowed_in_bundle("inputs/blobs/abc", &platforms));
         assert!(allowed_in_bundle("inputs/image-recipe.json", &platforms));
+        assert!(allowed_in_bundle("junit.xml", &platforms));
+        assert!(!allowed_in_bundle("inputs/junit.xml", &platforms));
         assert!(!allowed_path("evidence/cases/two/stdout", &ids));
         assert!(!allowed_path("evidence/cases/one/extra", &ids));
         assert!(allowed_path("evidence/error.json", &ids));

@@ -410,6 +410,7 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
         let verified_so_far = checks.all_ok();
         signature::check(&ctx, options, verified_so_far, &mut checks);
     }
+    crate::provenance::check(&ctx, options, &mut checks);
     let mut subject = Subject::of(&receipt);
     subject.signer_key_id = checks.signer_key_id.take();
     Ok(checks.into_report(bundle, subject))

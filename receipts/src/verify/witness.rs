@@ -14,7 +14,7 @@ use crate::evidence::{
     STDERR_FILE, STDOUT_FILE,
 };
 use crate::judge;
-use crate::layout::{RUNNER_BIN, SENTINEL_BIN};
+use crate::layout::{RUNNER_BIN, SENTINEL_BIN, SENTINEL_MARKER};
 use crate::matrix::Matrix;
 use crate::receipt::{EVIDENCE_DIR, MATRIX_FILE};
 use scopebox_schema::witness::{WitnessLevel, WitnessRecord, WITNESS_FILE};
@@ -82,7 +82,8 @@ fn level_failures(p: &PlatformContext, what: &str, witness: &WitnessRecord) -> V
 /// The positive control (the runner executes the sentinel) and the negative control (the
 /// reference host executes the configured sentinel) prove the witness sees an exec and the
 /// sentinel's socket works: each record must show exactly the sentinel executed once by a child
-/// of the runner, nothing else, and at least one sentinel report.
+/// of the runner, nothing else but the sentinel writing its marker, and at least one sentinel
+/// report.
 fn sentinel_control_failures(p: &PlatformContext) -> Vec<String> {
     let mut failures = Vec::new();
     for (what, rel) in [
@@ -103,13 +104,27 @@ fn sentinel_control_failures(p: &PlatformContext) -> Vec<String> {
                 witness.program
             ));
         }
-        // The sentinel's reports are what this control must produce; anything else the witness
-        // judges (another exec, a process created, a survivor, a drop) is a failure here too.
-        let reported = "sentinel reported execution";
+        // What this control must produce — the sentinel's reports, and the sentinel (the one
+        // process the runner executed) opening its marker for writing — is set aside; anything
+        // else the witness judges (another exec, a process created, another write, a survivor,
+        // a drop) is a failure here too.
+        let sentinel_pids: Vec<i32> = witness
+            .events
+            .iter()
+            .filter(|e| e.syscall.is_exec())
+            .map(|e| e.pid)
+            .take(1)
+            .collect();
+        let mut rest = witness.clone();
+        rest.sentinel_reports.clear();
+        rest.events.retain(|e| {
+            !(e.syscall.is_write_open()
+                && e.path.as_deref() == Some(SENTINEL_MARKER)
+                && sentinel_pids.contains(&e.pid))
+        });
         failures.extend(
-            scopebox_schema::witness::judge(&witness)
+            scopebox_schema::witness::judge(&rest)
                 .into_iter()
-                .filter(|f| !f.starts_with(reported))
                 .map(|f| format!("{what}: {f}")),
         );
         if witness.sentinel_reports.is_empty() {
