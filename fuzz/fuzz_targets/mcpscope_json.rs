@@ -16,6 +16,10 @@ fuzz_target!(|data: &[u8]| {
         assert!(jsonc, "JSONC rejected what strict JSON accepts");
     }
     if let Err((_, at)) = parse_located(data, &Options::JSONC) {
-        assert!(at <= data.len(), "error offset {at} beyond the input ({})", data.len());
+        assert!(
+            at <= data.len(),
+            "error offset {at} beyond the input ({})",
+            data.len()
+        );
     }
 });

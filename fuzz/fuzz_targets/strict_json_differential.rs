@@ -79,9 +79,15 @@ fuzz_target!(|data: &[u8]| {
         (Ok(_), Err(e)) => {
             let text = e.to_string();
             let expected = text.contains("duplicate key") || text.contains("nesting deeper");
-            assert!(expected, "strict rejected valid JSON for another reason: {text}");
+            assert!(
+                expected,
+                "strict rejected valid JSON for another reason: {text}"
+            );
             if text.contains("duplicate key") {
-                assert!(has_duplicate(data), "strict reported a duplicate that is not there");
+                assert!(
+                    has_duplicate(data),
+                    "strict reported a duplicate that is not there"
+                );
             }
         }
         (Err(_), Err(_)) => {}

@@ -1,5 +1,6 @@
-//! End to end: every hostile shape of issue 14, built from the reference bundle of a real run
-//! (and the synthetic specimen), run through the `scopebox-verify` binary. Each must be
+//! End to end: every hostile shape of issue 14, built from the synthetic specimen (a real run's
+//! reference bundle is used by the benchmark; `hostile` builds from either), run through the
+//! `scopebox-verify` binary. Each must be
 //! rejected (exit 1) or unreadable (exit 2) with the named check or error, nothing may be
 //! written outside the bundle (nor into it), and neither stream may carry a raw control or
 //! format character — in the human report and in `--json`, whose values stay exact. Speed is
@@ -11,8 +12,17 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The base every shape is built from: a consistent two-platform specimen of two cases,
+/// kept for the whole test binary.
 fn reference() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference-bundle")
+    static BASE: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
+    BASE.get_or_init(|| {
+        let tmp = tempdir();
+        let bundle = specimen(tmp.path(), 2);
+        (tmp, bundle)
+    })
+    .1
+    .clone()
 }
 
 /// Every path below `dir` with its bytes' length and mtime: what "nothing written" compares.
@@ -100,8 +110,8 @@ fn failed_ids(json: &Run) -> Vec<String> {
 
 #[test]
 fn escapes_in_every_bundle_string_are_shown_escaped_and_kept_exact_in_json() {
-    let synthetic = tempdir();
-    for base in [reference(), specimen(synthetic.path(), 2)] {
+    {
+        let base = reference();
         let (human, json) = check_shape(&base, "escapes", 1, "✗ files.layout");
         // The forged "verified" line never starts a line of its own.
         assert!(
@@ -254,8 +264,11 @@ fn a_sparse_two_gib_file_is_unreadable_and_the_self_test_copies_nothing() {
 fn an_all_zero_signature_without_a_key_shows_no_check_mark_on_the_signature() {
     let tmp = tempdir();
     let bundle = tmp.path().join("bundle");
-    // The reference with its envelope, the signature zeroed.
+    // The specimen signed with a fresh key, the signature zeroed.
     copy_dir(&reference(), &bundle);
+    let keys = scopebox_receipts::dsse::write_keypair(&tmp.path().join("k")).unwrap();
+    let private = std::fs::read_to_string(&keys.private).unwrap();
+    scopebox_receipts::attestation::sign_bundle(&bundle, &private).unwrap();
     let envelope = bundle.join("receipt.dsse.json");
     crate::util::edit_json(&envelope, |e| {
         e["signatures"][0]["sig"] = scopebox_receipts::dsse::encode_base64(&[0; 64]).into();
@@ -278,7 +291,7 @@ fn an_all_zero_signature_without_a_key_shows_no_check_mark_on_the_signature() {
         run.stdout
     );
     // With the key, the zeroed signature fails.
-    let key = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference-key.pub.pem");
+    let key = keys.public;
     let run = verify_hostile(
         tmp.path(),
         &[bundle.to_str().unwrap(), "--key", key.to_str().unwrap()],
