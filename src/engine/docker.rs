@@ -17,8 +17,8 @@ use bollard::errors::Error as BollardError;
 use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType, VolumeCreateRequest};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder, ImportImageOptions,
-    KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListVolumesOptionsBuilder,
-    LogsOptionsBuilder, RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder,
+    KillContainerOptionsBuilder, ListVolumesOptionsBuilder, LogsOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder,
 };
 use bollard::{ClientVersion, Docker};
 use futures_util::StreamExt;
@@ -225,7 +225,7 @@ impl Engine for DockerEngine {
         let name = self.engine_name().await?;
         Ok(EngineInfo {
             name,
-            architecture: info.architecture.unwrap_or_default(),
+            architecture: machine_spelling(&info.architecture.unwrap_or_default()),
             os_type: info.os_type.unwrap_or_default(),
             server_version: info.server_version.unwrap_or_default(),
             operating_system: info.operating_system.unwrap_or_default(),
@@ -444,16 +444,27 @@ impl Engine for DockerEngine {
 
     async fn list(&self, label: &str) -> Result<Vec<Labelled>, EngineError> {
         let filters = label_filter(label);
-        let containers = self
-            .client
-            .list_containers(Some(
-                ListContainersOptionsBuilder::new()
-                    .all(true)
-                    .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .map_err(|e| map_error(format!("list containers labelled {label}"), e))?;
+        // Containers through the raw listing: bollard's typed model refuses states it does
+        // not know (Podman reports "stopped"); only the id and the labels are read.
+        let op = format!("list containers labelled {label}");
+        let query = serde_json::json!({ "label": [label] }).to_string();
+        let (status, body) = self
+            .raw_get(
+                &op,
+                &format!("/containers/json?all=1&filters={}", percent_encode(&query)),
+            )
+            .await?;
+        if status != 200 {
+            return Err(EngineError::new(
+                format!(
+                    "{op}: the engine answered {status}: {}",
+                    String::from_utf8_lossy(&body).trim()
+                ),
+                EngineErrorKind::Other,
+            ));
+        }
+        let containers = listed_containers(&body)
+            .map_err(|why| EngineError::new(format!("{op}: {why}"), EngineErrorKind::Other))?;
         let volumes = self
             .client
             .list_volumes(Some(
@@ -461,16 +472,7 @@ impl Engine for DockerEngine {
             ))
             .await
             .map_err(|e| map_error(format!("list volumes labelled {label}"), e))?;
-        let mut found: Vec<Labelled> = containers
-            .into_iter()
-            .filter_map(|c| {
-                Some(Labelled {
-                    kind: ObjectKind::Container,
-                    id: c.id?,
-                    labels: c.labels.unwrap_or_default().into_iter().collect(),
-                })
-            })
-            .collect();
+        let mut found = containers;
         found.extend(
             volumes
                 .volumes
@@ -483,6 +485,55 @@ impl Engine for DockerEngine {
                 }),
         );
         Ok(found)
+    }
+}
+
+/// Every byte but the URL-unreserved ones as `%HH`.
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The id and labels of each container in a `GET /containers/json` answer.
+fn listed_containers(body: &[u8]) -> Result<Vec<Labelled>, String> {
+    let list: Vec<serde_json::Value> =
+        serde_json::from_slice(body).map_err(|e| format!("unreadable listing: {e}"))?;
+    list.iter()
+        .map(|c| {
+            let id = c["Id"]
+                .as_str()
+                .ok_or("a listed container has no Id")?
+                .to_string();
+            let labels = match &c["Labels"] {
+                serde_json::Value::Object(map) => map
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect(),
+                _ => Labels::new(),
+            };
+            Ok(Labelled {
+                kind: ObjectKind::Container,
+                id,
+                labels,
+            })
+        })
+        .collect()
+}
+
+/// The engine's architecture in `uname -m` spelling: Docker says `x86_64`/`aarch64`, Podman
+/// says Go's `amd64`/`arm64`.
+fn machine_spelling(architecture: &str) -> String {
+    match architecture {
+        "amd64" => "x86_64".to_string(),
+        "arm64" => "aarch64".to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -642,6 +693,26 @@ mod tests {
         assert!(why.contains("/work") && why.contains("1000:1000"), "{why}");
         // Docker can express it.
         assert!(create_body(&sb, EngineName::Docker).is_ok());
+    }
+
+    #[test]
+    fn a_listing_in_either_dialect_gives_ids_and_labels() {
+        // Podman's state "stopped" is unknown to Docker's model; it is not read.
+        let body = br#"[{"Id":"c1","State":"stopped","Labels":{"scopebox.run":"r1"}},
+                        {"Id":"c2","State":"exited","Labels":null}]"#;
+        let found = listed_containers(body).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].id, "c1");
+        assert_eq!(found[0].labels["scopebox.run"], "r1");
+        assert!(found[1].labels.is_empty());
+        assert!(listed_containers(br#"[{"State":"x"}]"#).is_err());
+        assert!(listed_containers(b"{").is_err());
+        assert_eq!(
+            percent_encode(r#"{"label":["a=b"]}"#),
+            "%7B%22label%22%3A%5B%22a%3Db%22%5D%7D"
+        );
+        assert_eq!(machine_spelling("amd64"), "x86_64");
+        assert_eq!(machine_spelling("aarch64"), "aarch64");
     }
 
     #[test]
