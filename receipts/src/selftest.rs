@@ -1381,40 +1381,11 @@ pub fn mutations() -> Vec<Mutation> {
             true,
             false,
             |c| {
-                c.edit(MATRIX_FILE, |m| {
+                c.edit_matrix_everywhere(|m| {
                     if let Some(canaries) = m["canaries"].as_array_mut() {
                         canaries.truncate(1);
                     }
-                })?;
-                c.relist(MATRIX_FILE)?;
-                let bytes = c.read(MATRIX_FILE)?;
-                let sha = sha256_hex(&bytes);
-                let platforms = c.receipt()?["platforms"]
-                    .as_array()
-                    .map(|a| a.len())
-                    .unwrap_or(0);
-                for i in 0..platforms {
-                    let dir = c.receipt()?["platforms"][i]["dir"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string();
-                    let summary = format!("{dir}/evidence/summary.json");
-                    c.edit(&summary, |s| s["matrixSha256"] = sha.clone().into())?;
-                    c.relist(&summary)?;
-                    let layer = format!("{dir}/{LAYER_MANIFEST_FILE}");
-                    c.edit(&layer, |m| {
-                        if let Some(entries) = m["entries"].as_array_mut() {
-                            for e in entries {
-                                if e["path"] == crate::layout::MATRIX_PATH {
-                                    e["sha256"] = sha.clone().into();
-                                    e["size"] = (bytes.len() as u64).into();
-                                }
-                            }
-                        }
-                    })?;
-                    c.relist(&layer)?;
-                }
-                c.edit_receipt(|r| r["matrix"]["sha256"] = sha.clone().into())
+                })
             },
         ),
         m(
