@@ -33,6 +33,21 @@ pub struct Captured {
     pub stderr: Vec<u8>,
 }
 
+impl Captured {
+    /// A process that never started: no exit, no output, the reason on its stderr, so it is
+    /// judged as a failed run rather than raised (`what` names it: "the candidate").
+    pub fn not_started(what: &str, error: &std::io::Error) -> Captured {
+        Captured {
+            exit_code: None,
+            signal: None,
+            timed_out: false,
+            duration: Duration::ZERO,
+            stdout: Vec::new(),
+            stderr: format!("scopebox-runner: failed to start {what}: {error}\n").into_bytes(),
+        }
+    }
+}
+
 /// Runs `cmd` with stdin null and both streams captured in full, in its own process group.
 /// At the deadline the whole group gets SIGKILL; after the process exits, anything it left
 /// behind in its group is killed too, so no straggler can fire the sentinel during a later case.
@@ -232,14 +247,7 @@ pub fn run_case(
         Ok(c) => c,
         // A candidate that cannot even start (missing binary, bad cwd) is a failed case with
         // the reason on its stderr, not a harness failure: the other cases still run.
-        Err(e) => Captured {
-            exit_code: None,
-            signal: None,
-            timed_out: false,
-            duration: Duration::ZERO,
-            stdout: Vec::new(),
-            stderr: format!("scopebox-runner: failed to start the candidate: {e}\n").into_bytes(),
-        },
+        Err(e) => Captured::not_started("the candidate", &e),
     };
 
     // The candidate may have made the tree unwalkable; that fails this case (every fixture

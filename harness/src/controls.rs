@@ -169,14 +169,8 @@ pub fn adversarial(
             .env_clear();
         let scratch_before = written::scratch_listing(layout);
         let (captured, witness) = run_under(watch, cmd, CONTROL_DEADLINE)?;
-        let captured = captured.unwrap_or_else(|e| crate::case::Captured {
-            exit_code: None,
-            signal: None,
-            timed_out: false,
-            duration: Duration::ZERO,
-            stdout: Vec::new(),
-            stderr: format!("scopebox-runner: failed to start the stand-in: {e}\n").into_bytes(),
-        });
+        let captured =
+            captured.unwrap_or_else(|e| crate::case::Captured::not_started("the stand-in", &e));
         let after = fixture::walk(layout).unwrap_or_default();
         let written = written::capture(layout, &before, &after, &scratch_before);
         let marker = marker_present(layout);

@@ -199,14 +199,7 @@ mod tests {
     use scopebox_schema::matrix::FileContent;
 
     fn layout() -> (tempfile::TempDir, Layout) {
-        let dir = tempfile::tempdir().unwrap();
-        let l = Layout::rebased(
-            dir.path(),
-            Path::new("/nonexistent"),
-            Path::new("/nonexistent"),
-        )
-        .unwrap();
-        (dir, l)
+        crate::scratch_layout()
     }
 
     fn file(path: &str, content: FileContent, mode: Option<&str>) -> FixtureEntry {

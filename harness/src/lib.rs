@@ -179,6 +179,20 @@ impl<T> IoContext<T> for std::io::Result<T> {
     }
 }
 
+/// For unit tests: a layout rebased into a fresh temporary directory, with no candidate or
+/// sentinel behind it.
+#[cfg(test)]
+pub(crate) fn scratch_layout() -> (tempfile::TempDir, Layout) {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = Layout::rebased(
+        dir.path(),
+        Path::new("/nonexistent"),
+        Path::new("/nonexistent"),
+    )
+    .unwrap();
+    (dir, layout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

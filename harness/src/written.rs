@@ -105,14 +105,7 @@ mod tests {
     use scopebox_schema::judge::decode_base64;
 
     fn layout() -> (tempfile::TempDir, Layout) {
-        let dir = tempfile::tempdir().unwrap();
-        let l = Layout::rebased(
-            dir.path(),
-            Path::new("/nonexistent"),
-            Path::new("/nonexistent"),
-        )
-        .unwrap();
-        (dir, l)
+        crate::scratch_layout()
     }
 
     #[test]
