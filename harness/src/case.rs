@@ -123,10 +123,12 @@ fn capture(
         .join()
         .map_err(|_| std::io::Error::other("waiter thread panicked"))??;
     let duration = start.elapsed();
-    kill_group(pid);
-    // A descendant that left the group (setsid) may still hold the pipes: the sweep kills it
-    // before the readers wait for their end.
+    // The sweep first: it records every descendant still alive, in the group or out of it
+    // (setsid), and kills it — killing the group first would let a group member die unrecorded.
+    // A descendant that left the group may still hold the pipes: it is gone before the readers
+    // wait for their end. The group kill stays as the backstop.
     after_exit();
+    kill_group(pid);
     let stdout = out_reader
         .join()
         .map_err(|_| std::io::Error::other("stdout reader panicked"))??;
