@@ -12,6 +12,7 @@ pub mod evidence;
 pub mod judge;
 pub mod matrix;
 pub mod native;
+pub mod native_capture;
 pub mod platform;
 pub mod policy;
 pub mod receipt;
