@@ -11,7 +11,9 @@ use scopebox_schema::platform::Platform;
 use scopebox_schema::receipt::{LayerEntry, LayerManifest};
 use std::path::{Path, PathBuf};
 
-pub use scopebox_receipts::image::{build, Contents, Recipe, WitnessBinary};
+pub use scopebox_receipts::image::{
+    build, build_with, Contents, Extra, ExtraPayload, Recipe, WitnessBinary,
+};
 
 pub const RECIPE_FILE: &str = "images/recipe.json";
 pub const POLICY_FILE: &str = "images/boundary-policy.json";

@@ -16,6 +16,8 @@ pub mod case;
 pub mod controls;
 pub mod fixture;
 pub mod hostile;
+pub mod listen;
+pub mod native;
 pub mod run;
 pub mod seccomp;
 pub mod supervisor;

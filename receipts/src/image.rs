@@ -192,6 +192,24 @@ pub struct Image {
 enum Payload<'a> {
     Dir,
     File(&'a [u8]),
+    Symlink(&'a str),
+}
+
+/// A node added beside the recipe's (the native image's client binary, C runtime files and
+/// links): owned by root, its parents created (0755, root) when the recipe lacks them. A
+/// symlink's layer-manifest entry has kind `symlink`, `size` the target's length and `sha256`
+/// the target's digest (the target itself is in the layer).
+#[derive(Debug, Clone, Copy)]
+pub struct Extra<'a> {
+    pub path: &'a str,
+    pub mode: u32,
+    pub payload: ExtraPayload<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum ExtraPayload<'a> {
+    File(&'a [u8]),
+    Symlink(&'a str),
 }
 
 struct LayerNode<'a> {
@@ -206,6 +224,16 @@ pub fn build(
     recipe: &Recipe,
     recipe_bytes: &[u8],
     contents: &Contents,
+) -> Result<Image, ImageError> {
+    build_with(recipe, recipe_bytes, contents, &[])
+}
+
+/// `build` with `extra` nodes beside the recipe's (see `Extra`). Pure as well.
+pub fn build_with(
+    recipe: &Recipe,
+    recipe_bytes: &[u8],
+    contents: &Contents,
+    extra: &[Extra],
 ) -> Result<Image, ImageError> {
     let mut nodes: BTreeMap<String, LayerNode> = BTreeMap::new();
     // Safe: `check` validated every mode.
@@ -306,6 +334,43 @@ pub fn build(
             },
         )?;
     }
+    for e in extra {
+        if !e.path.starts_with('/')
+            || e.path.ends_with('/')
+            || e.path
+                .split('/')
+                .skip(1)
+                .any(|c| c.is_empty() || c == "." || c == "..")
+        {
+            return Err(ImageError::Layer(format!(
+                "extra path {:?} is not absolute and normalized",
+                e.path
+            )));
+        }
+        let parts: Vec<&str> = e.path.split('/').collect();
+        for depth in 2..parts.len() {
+            let dir = parts[..depth].join("/");
+            nodes.entry(dir).or_insert(LayerNode {
+                mode: 0o755,
+                uid: 0,
+                gid: 0,
+                payload: Payload::Dir,
+            });
+        }
+        insert(
+            &mut nodes,
+            e.path.to_string(),
+            LayerNode {
+                mode: e.mode,
+                uid: 0,
+                gid: 0,
+                payload: match e.payload {
+                    ExtraPayload::File(bytes) => Payload::File(bytes),
+                    ExtraPayload::Symlink(target) => Payload::Symlink(target),
+                },
+            },
+        )?;
+    }
     // Every parent must be in the layer (or be the root).
     for path in nodes.keys() {
         let parent = Path::new(path)
@@ -345,6 +410,17 @@ pub fn build(
                 tar.append_data(&mut header, rel, bytes)
                     .map_err(|e| ImageError::Layer(format!("{path}: {e}")))?;
                 ("file", bytes.len() as u64, Some(sha256_hex(bytes)))
+            }
+            Payload::Symlink(target) => {
+                header.set_entry_type(tar::EntryType::Symlink);
+                header.set_size(0);
+                tar.append_link(&mut header, rel, target)
+                    .map_err(|e| ImageError::Layer(format!("{path}: {e}")))?;
+                (
+                    "symlink",
+                    target.len() as u64,
+                    Some(sha256_hex(target.as_bytes())),
+                )
             }
         };
         entries.push(LayerEntry {

@@ -15,6 +15,7 @@ pub mod artifact;
 pub mod fetch;
 pub mod lock;
 pub mod registry;
+pub mod run;
 pub mod store;
 
 use crate::exit::{CommandError, Outcome};
@@ -25,24 +26,33 @@ use lock::{Lock, LockError, DEFAULT_LOCK};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// `scopebox native [run flags]` is `scopebox native run [flags]`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct NativeArgs {
     #[command(subcommand)]
-    pub command: NativeCommand,
+    pub command: Option<NativeCommand>,
+    #[command(flatten)]
+    pub run: run::RunArgs,
 }
 
 impl NativeArgs {
     /// Whether `--json` was given.
     pub fn wants_json(&self) -> bool {
         match &self.command {
-            NativeCommand::Fetch(a) => a.common.json,
-            NativeCommand::Lock(a) => a.common.json,
+            None => self.run.common.json,
+            Some(NativeCommand::Run(a)) => a.common.json,
+            Some(NativeCommand::Fetch(a)) => a.common.json,
+            Some(NativeCommand::Lock(a)) => a.common.json,
         }
     }
 }
 
 #[derive(Debug, Subcommand)]
 pub enum NativeCommand {
+    /// Run the native matrix against the pinned real client in the box and judge it (the
+    /// default: `scopebox native [flags]`)
+    Run(run::RunArgs),
     /// Download (if absent) and verify every file the native lock pins into the cache
     Fetch(FetchArgs),
     /// Re-resolve the lock's pinned versions from the registries and rewrite the lock
@@ -171,7 +181,7 @@ pub fn cache_dir(given: Option<&Path>) -> PathBuf {
         .join(".cache/scopebox/native")
 }
 
-fn lock_path(given: Option<&Path>) -> PathBuf {
+pub(crate) fn lock_path(given: Option<&Path>) -> PathBuf {
     given.map_or_else(|| workspace_root().join(DEFAULT_LOCK), Path::to_path_buf)
 }
 
@@ -179,9 +189,15 @@ fn lock_path(given: Option<&Path>) -> PathBuf {
 /// included: the work runs on a blocking thread raced against the signal).
 pub async fn run(args: NativeArgs) -> Result<Outcome, CommandError> {
     let json = args.wants_json();
-    let work = tokio::task::spawn_blocking(move || match args.command {
+    let command = match args.command {
+        None => return run::run(args.run).await,
+        Some(NativeCommand::Run(a)) => return run::run(a).await,
+        Some(c) => c,
+    };
+    let work = tokio::task::spawn_blocking(move || match command {
         NativeCommand::Fetch(a) => fetch_command(&a),
         NativeCommand::Lock(a) => lock_command(&a),
+        NativeCommand::Run(_) => unreachable!("handled above"),
     });
     let result = tokio::select! {
         done = work => done.unwrap_or_else(|e| Err(NativeError::Argument(format!("the native command ({e})")))),

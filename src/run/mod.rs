@@ -903,6 +903,21 @@ pub fn outcome(rec: &Record, accepted: bool) -> Outcome {
     }
 }
 
+/// `ensure_image` for other commands (`scopebox native run`): true when it was loaded now.
+pub(crate) async fn ensure_loaded<E: Engine>(
+    engine: &E,
+    image: &image::Image,
+) -> Result<bool, CommandError> {
+    Ok(matches!(ensure_image(engine, image).await?, Loaded::Now(_)))
+}
+
+/// The engine's facts, under `STEP_TIMEOUT`.
+pub(crate) async fn engine_info<E: Engine>(
+    engine: &E,
+) -> Result<crate::engine::EngineInfo, CommandError> {
+    Ok(bounded("ask the Docker engine about itself", engine.info()).await?)
+}
+
 enum Loaded {
     Reused,
     Now(IdMatch),

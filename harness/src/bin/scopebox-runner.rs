@@ -4,7 +4,9 @@
 //! the same run with every container path moved below BASE — no boundary, so its boundary.json
 //! proves nothing — in private user, mount and network namespaces so that the sentinel's fixed
 //! marker directory and socket are its own), and the adversarial controls' stand-ins
-//! (`scopebox-runner hostile NAME SENTINEL`, run only by the runner itself).
+//! (`scopebox-runner hostile NAME SENTINEL`, run only by the runner itself). The native
+//! reference's container runs `scopebox-runner native MATRIX CLIENT [--shard=I/N]`
+//! (`scopebox_harness::native`): the same witness, another sequence.
 //!
 //! A run always happens under the kernel witness: started bare, the runner execs
 //! `scopebox-witness` (in the container `/scopebox/witness/$SCOPEBOX_ENGINE_MACHINE/…`, on a
@@ -14,6 +16,7 @@
 //! 0 every case passed and every control behaved; 1 a case failed or a control misbehaved;
 //! 2 the matrix is unreadable/malformed/invalid (or bad usage); 3 the harness itself failed.
 
+use scopebox_harness::native::{self, Shard};
 use scopebox_harness::run::{self, RunStatus};
 use scopebox_harness::watch::{self, Entry, Watch};
 use scopebox_harness::Layout;
@@ -27,12 +30,22 @@ usage: scopebox-runner                      run /scopebox/matrix.json inside the
        scopebox-runner run-rebased BASE MATRIX CANDIDATE SENTINEL
                                             run MATRIX on this host below BASE (no boundary:
                                             for matrix authors and tests, never evidence)
-       scopebox-runner hostile NAME SENTINEL  an adversarial control's stand-in (the runner's own)";
+       scopebox-runner hostile NAME SENTINEL  an adversarial control's stand-in (the runner's own)
+       scopebox-runner native MATRIX CLIENT [--shard=I/N]
+                                            run a native matrix against the real CLIENT inside
+                                            the native container (scenarios I, I+N, ... only)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let status = match args.first().map(String::as_str) {
-        None => watched(&Layout::container(), &args, Host::Container),
+        None => watched(&Layout::container(), &args, Host::Container, &Job::Matrix),
+        Some("native") if (3..=4).contains(&args.len()) => match native_job(&args) {
+            Ok((layout, job)) => watched(&layout, &args, Host::Container, &job),
+            Err(message) => {
+                eprintln!("error: {message}\n{USAGE}");
+                RunStatus::MatrixRefused
+            }
+        },
         Some("check-matrix") if args.len() > 1 => check_matrices(&args[1..]),
         Some("run-rebased") if args.len() == 5 => run_rebased(&args),
         Some("hostile") if args.len() == 3 => {
@@ -78,9 +91,37 @@ enum Host {
     Rebased,
 }
 
-/// Runs `layout` under the kernel witness, getting under it first if need be (`args` are this
-/// process's arguments, given again to the re-executed runner).
-fn watched(layout: &Layout, args: &[String], host: Host) -> RunStatus {
+/// What the runner does once under the witness.
+enum Job {
+    /// The candidate matrix (`scopebox_harness::run`).
+    Matrix,
+    /// A native matrix against the real client (`scopebox_harness::native`).
+    Native { client: PathBuf, shard: Shard },
+}
+
+/// `native MATRIX CLIENT [--shard=I/N]`: the container layout with the native matrix.
+fn native_job(args: &[String]) -> Result<(Layout, Job), String> {
+    let shard = match args.get(3) {
+        None => Shard::ALL,
+        Some(a) => a
+            .strip_prefix("--shard=")
+            .and_then(Shard::parse)
+            .ok_or_else(|| format!("{a:?} is not --shard=I/N with I < N"))?,
+    };
+    let mut layout = Layout::container();
+    layout.matrix_path = PathBuf::from(&args[1]);
+    Ok((
+        layout,
+        Job::Native {
+            client: PathBuf::from(&args[2]),
+            shard,
+        },
+    ))
+}
+
+/// Runs `job` on `layout` under the kernel witness, getting under it first if need be (`args`
+/// are this process's arguments, given again to the re-executed runner).
+fn watched(layout: &Layout, args: &[String], host: Host, job: &Job) -> RunStatus {
     let mut progress = std::io::stderr();
     match watch::entry() {
         Err(e) => run::refuse(
@@ -90,9 +131,16 @@ fn watched(layout: &Layout, args: &[String], host: Host) -> RunStatus {
             &mut progress,
         ),
         Ok(Entry::Refused(reason)) => run::refuse(layout, "witness", &reason, &mut progress),
-        Ok(Entry::Supervised(kernel)) => {
-            run::run(layout, &mut Watch::Kernel(kernel), &mut progress)
-        }
+        Ok(Entry::Supervised(kernel)) => match job {
+            Job::Matrix => run::run(layout, &mut Watch::Kernel(kernel), &mut progress),
+            Job::Native { client, shard } => native::run(
+                layout,
+                client,
+                *shard,
+                &mut Watch::Kernel(kernel),
+                &mut progress,
+            ),
+        },
         Ok(Entry::Bare) => {
             let witness = match witness_path(host) {
                 Ok(w) => w,
@@ -170,7 +218,7 @@ fn run_rebased(all: &[String]) -> RunStatus {
             Ok(l)
         });
     match layout {
-        Ok(l) => watched(&l, all, Host::Rebased),
+        Ok(l) => watched(&l, all, Host::Rebased, &Job::Matrix),
         Err(message) => {
             eprintln!("error: {message}");
             RunStatus::HarnessFailed

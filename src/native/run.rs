@@ -1,0 +1,930 @@
+//! `scopebox native run` (also bare `scopebox native [flags]`): the native reference in the box.
+//! In order: read the native matrix and the lock, make the lock's files of the platform present
+//! and verified in the cache (`fetch`, network only for what is missing), build mcpscope and
+//! the harness for the platform, generate the native image (`image::build_with`: the recipe
+//! `images/native-recipe.json` plus the client binary, its C runtime files and links from the
+//! store, and the native matrix at `NATIVE_MATRIX_IN_IMAGE`; content-addressed, loaded only when
+//! the engine lacks its ID), run it once under the candidate's boundary policy with the same
+//! container lifecycle (`run::lifecycle`: deadline, Ctrl-C, evidence copied out, container and
+//! volume always removed), then write the bundle and judge it.
+//!
+//! The bundle (`docs/native-matrix.md`, "In the box"): `inputs/native-matrix.json`,
+//! `inputs/native.lock.json`, `inputs/native-recipe.json`, `inputs/boundary-policy.json`; per
+//! platform `inputs/image-config.json`, `inputs/image-layer.json`, `outer/` (inspections,
+//! execution) and `evidence/` (the container's `/evidence`: `boundary.json`, `native/**`);
+//! `junit.xml` (one test case per scenario × mode) and `native-receipt.json` last, with the
+//! sha256 of every other file. It never judges a record itself beyond the applied boundary:
+//! the verdicts come from the shared judge over the raw records.
+//!
+//! Exit codes: 0 every run recorded and the judge passed; 1 a run failed, the judge failed,
+//! or a step failed; 2 refused (bad argument, matrix, lock, a digest mismatch, a non-empty
+//! `--out`); 3 engine unreachable; 4 platform unavailable; 124 the container deadline; 130
+//! Ctrl-C. With `--json`, one object on stdout on every path.
+
+use super::fetch::{self, Cache, FetchPlan, Role};
+use super::lock::Lock;
+use super::{cache_dir, lock_path, registry, CacheArgs, NativeError};
+use crate::boundary::{self, Names};
+use crate::exit::{CommandError, Outcome};
+use crate::image::{self, Extra, ExtraPayload, Recipe};
+use crate::progress::Progress;
+use crate::receipt::{self, write_file};
+use crate::run::{self as evidence_run, describe, lifecycle, owner_is_live, sweep_stale, Plan};
+use crate::toolchain;
+use clap::Args;
+use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::native::NativeMatrix;
+use scopebox_schema::native_capture::{NativeIndex, INDEX_FILE, NATIVE_MATRIX_IN_IMAGE};
+use scopebox_schema::platform::Platform;
+use scopebox_schema::policy::{check_applied, check_observed};
+use scopebox_schema::receipt::{platform_dir, EVIDENCE_DIR, POLICY_FILE};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The native image's recipe (the candidate's, with the native entrypoint arguments).
+pub const NATIVE_RECIPE: &[u8] = include_bytes!("../../images/native-recipe.json");
+/// The shipped native matrix, relative to the source root.
+pub const DEFAULT_MATRIX: &str = "harness/matrix/native-claude-code.json";
+/// Where bundles go when `--out` is not given, relative to the current directory.
+pub const DEFAULT_NATIVE_RUNS_DIR: &str = "out/native";
+/// The whole container's deadline when none is given: 153 client runs of about a second each
+/// and as many inventory runs, with room for a loaded machine.
+pub const DEFAULT_NATIVE_DEADLINE_SECS: u64 = 900;
+
+pub const MATRIX_BUNDLE_FILE: &str = "inputs/native-matrix.json";
+pub const LOCK_BUNDLE_FILE: &str = "inputs/native.lock.json";
+pub const RECIPE_BUNDLE_FILE: &str = "inputs/native-recipe.json";
+pub const NATIVE_RECEIPT_FILE: &str = "native-receipt.json";
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The native client to run (a client of the lock)
+    #[arg(long, value_name = "CLIENT", default_value = "claude-code")]
+    pub client: String,
+    /// The platform to run it on (linux/amd64; linux/arm64 under emulation)
+    #[arg(long, value_name = "PLATFORM", default_value = "linux/amd64")]
+    pub platform: String,
+    /// The native matrix [default: harness/matrix/native-claude-code.json in the source tree]
+    #[arg(long, value_name = "FILE")]
+    pub matrix: Option<PathBuf>,
+    /// The bundle directory (new or empty) [default: out/native/<run id>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Deadline of the whole container run, in seconds
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_NATIVE_DEADLINE_SECS)]
+    pub deadline: u64,
+    /// Never touch the network: a lock file missing from the cache is refused
+    #[arg(long)]
+    pub offline: bool,
+    #[command(flatten)]
+    pub common: CacheArgs,
+}
+
+/// What `--json` and the receipt say about one recorded run.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunLine {
+    pub scenario: String,
+    pub mode: String,
+    pub dir: String,
+    pub completed: bool,
+    pub pass: bool,
+    pub failures: Vec<String>,
+    pub duration_micros: Option<u64>,
+}
+
+fn usage(text: impl Into<String>) -> CommandError {
+    CommandError::Usage(text.into())
+}
+
+/// The inputs the image is made of, read and checked before anything is built.
+struct Inputs {
+    matrix: NativeMatrix,
+    matrix_bytes: Vec<u8>,
+    lock_bytes: Vec<u8>,
+    client_path: String,
+    platform: Platform,
+}
+
+fn read_inputs(args: &RunArgs, root: &Path) -> Result<Inputs, CommandError> {
+    let platform = Platform::parse(&args.platform).ok_or_else(|| {
+        usage(format!(
+            "--platform {:?}: expected linux/amd64 or linux/arm64",
+            args.platform
+        ))
+    })?;
+    let matrix_path = args
+        .matrix
+        .clone()
+        .unwrap_or_else(|| root.join(DEFAULT_MATRIX));
+    let matrix_bytes = std::fs::read(&matrix_path).map_err(|source| CommandError::MatrixRead {
+        path: matrix_path.clone(),
+        source,
+    })?;
+    let matrix: NativeMatrix =
+        serde_json::from_slice(&matrix_bytes).map_err(|source| CommandError::MatrixParse {
+            path: matrix_path.clone(),
+            source,
+        })?;
+    let problems = scopebox_harness_native_problems(&matrix);
+    if !problems.is_empty() {
+        return Err(CommandError::MatrixInvalid {
+            path: matrix_path,
+            problems,
+        });
+    }
+    if matrix.client.id != args.client {
+        return Err(usage(format!(
+            "the native matrix is for client {:?}, not --client {:?}",
+            matrix.client.id, args.client
+        )));
+    }
+    let lock_file = lock_path(args.common.lock.as_deref());
+    let lock_bytes = std::fs::read(&lock_file).map_err(|source| {
+        NativeError::Lock(super::lock::LockError::Read {
+            path: lock_file.clone(),
+            source,
+        })
+    })?;
+    let lock = Lock::parse(&lock_file, &lock_bytes).map_err(NativeError::from)?;
+    let client = lock
+        .clients
+        .iter()
+        .find(|c| c.client == args.client)
+        .ok_or_else(|| {
+            usage(format!(
+                "the native lock {} has no client {:?}",
+                lock_file.display(),
+                args.client
+            ))
+        })?;
+    if !client
+        .platforms
+        .iter()
+        .any(|p| p.platform == platform.name())
+    {
+        return Err(usage(format!(
+            "the native lock pins {} for no platform {platform}",
+            args.client
+        )));
+    }
+    if client.version != matrix.client.version {
+        return Err(usage(format!(
+            "the native matrix records {} {}, the lock pins {}",
+            args.client, matrix.client.version, client.version
+        )));
+    }
+    let recipe = Recipe::parse(NATIVE_RECIPE).map_err(image::ImageError::from)?;
+    if recipe.cmd.get(1).map(String::as_str) != Some(NATIVE_MATRIX_IN_IMAGE)
+        || recipe.cmd.get(2) != Some(&client.image_path)
+    {
+        return Err(usage(format!(
+            "images/native-recipe.json runs {:?}; it must run the native matrix at {NATIVE_MATRIX_IN_IMAGE} against the lock's {}",
+            recipe.cmd, client.image_path
+        )));
+    }
+    Ok(Inputs {
+        matrix,
+        matrix_bytes,
+        lock_bytes,
+        client_path: client.image_path.clone(),
+        platform,
+    })
+}
+
+/// The checks the runner applies to a native matrix (`scopebox_harness::native::problems`,
+/// restated: the orchestrator does not link the harness), so a bad matrix is refused before
+/// anything is built.
+fn scopebox_harness_native_problems(m: &NativeMatrix) -> Vec<String> {
+    use scopebox_schema::native::Mode;
+    let mut out = Vec::new();
+    if m.schema_version != 1 {
+        out.push(format!("schemaVersion is {}, expected 1", m.schema_version));
+    }
+    if m.kind != scopebox_schema::native::KIND {
+        out.push(format!("kind is {:?}, expected \"native\"", m.kind));
+    }
+    if m.scenarios.is_empty() {
+        out.push("the matrix has no scenarios".into());
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for s in &m.scenarios {
+        if s.id.is_empty()
+            || !s
+                .id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
+            out.push(format!("scenario id {:?} is not [a-z0-9-]+", s.id));
+        }
+        if !seen.insert(s.id.as_str()) {
+            out.push(format!("scenario id {:?} appears twice", s.id));
+        }
+        let modes: Vec<Mode> = s.runs.iter().map(|r| r.mode).collect();
+        if modes != [Mode::List, Mode::Get, Mode::Headless] {
+            out.push(format!(
+                "scenario {}: runs must be list, get, headless in that order",
+                s.id
+            ));
+        }
+    }
+    out
+}
+
+/// One file of the native image taken from the fetch store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreFile {
+    pub image_path: String,
+    pub mode: u32,
+    pub bytes: Vec<u8>,
+}
+
+/// The extra nodes of the native image: every store file at its image path with its mode, the
+/// runtime's links, and the native matrix. Sorted by path (the layer sorts them anyway).
+pub fn native_extras<'a>(
+    files: &'a [StoreFile],
+    symlinks: &'a [(String, String)],
+    matrix_bytes: &'a [u8],
+) -> Vec<Extra<'a>> {
+    let mut extras: Vec<Extra> = files
+        .iter()
+        .map(|f| Extra {
+            path: &f.image_path,
+            mode: f.mode,
+            payload: ExtraPayload::File(&f.bytes),
+        })
+        .chain(symlinks.iter().map(|(path, target)| Extra {
+            path,
+            mode: 0o777,
+            payload: ExtraPayload::Symlink(target),
+        }))
+        .collect();
+    extras.push(Extra {
+        path: NATIVE_MATRIX_IN_IMAGE,
+        mode: 0o644,
+        payload: ExtraPayload::File(matrix_bytes),
+    });
+    extras.sort_by(|a, b| a.path.cmp(b.path));
+    extras
+}
+
+/// Reads the fetched files that go into the image (the binary and runtime files), checking
+/// each against its digest once more: the store is outside the repository.
+fn store_files(
+    fetched: &fetch::FetchedPlatform,
+    client_path: &str,
+) -> Result<(Vec<StoreFile>, Vec<(String, String)>), CommandError> {
+    let mut files = Vec::new();
+    for f in &fetched.files {
+        let wanted = match f.role {
+            Role::Binary => f.image_path.as_deref() == Some(client_path),
+            Role::RuntimeFile => true,
+            Role::Wheel | Role::Deb => false,
+        };
+        let Some(image_path) = f.image_path.clone().filter(|_| wanted) else {
+            continue;
+        };
+        let bytes = std::fs::read(&f.path).map_err(|source| {
+            usage(format!(
+                "read the cached {} {}: {source}",
+                f.name,
+                f.path.display()
+            ))
+        })?;
+        if sha256_hex(&bytes) != f.sha256 {
+            return Err(usage(format!(
+                "the cached {} at {} changed after it was verified",
+                f.name,
+                f.path.display()
+            )));
+        }
+        let mode = match (f.role, f.mode.as_deref()) {
+            (Role::Binary, _) => 0o555,
+            (_, Some(m)) => u32::from_str_radix(m, 8).unwrap_or(0o644),
+            (_, None) => 0o644,
+        };
+        files.push(StoreFile {
+            image_path,
+            mode,
+            bytes,
+        });
+    }
+    if !files.iter().any(|f| f.image_path == client_path) {
+        return Err(usage(format!(
+            "the fetch store has no client binary for {client_path}"
+        )));
+    }
+    let symlinks = fetched
+        .symlinks
+        .iter()
+        .map(|s| (s.image_path.clone(), s.target.clone()))
+        .collect();
+    Ok((files, symlinks))
+}
+
+/// `scopebox native run`.
+pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
+    let clock = Instant::now();
+    // Ctrl-C is kept from the start, as in `scopebox run`: a run interrupted before its
+    // container exists writes nothing.
+    let (interrupt_tx, interrupt_rx) = tokio::sync::watch::channel(false);
+    if let Ok(mut sigint) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    {
+        tokio::spawn(async move {
+            sigint.recv().await;
+            let _ = interrupt_tx.send(true);
+        });
+    } else {
+        std::mem::forget(interrupt_tx);
+    }
+    let interrupted = || {
+        let mut rx = interrupt_rx.clone();
+        async move {
+            if rx.wait_for(|hit| *hit).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+
+    let root = crate::shipped::source_root()?;
+    let inputs = read_inputs(&args, &root)?;
+    let platform = inputs.platform;
+    let run_id = boundary::new_run_id();
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new(DEFAULT_NATIVE_RUNS_DIR).join(&run_id));
+    receipt::check_dir(&out)?;
+    let (policy, policy_bytes) = crate::shipped::policy()?;
+    let (recipe, recipe_bytes) = (
+        Recipe::parse(NATIVE_RECIPE).map_err(image::ImageError::from)?,
+        NATIVE_RECIPE.to_vec(),
+    );
+
+    // The pinned files, present and verified (a blocking job: hashing ~400 MB).
+    let fetch_args = args.clone();
+    let fetching = tokio::task::spawn_blocking(move || {
+        let lock_file = lock_path(fetch_args.common.lock.as_deref());
+        let lock = Lock::load(&lock_file)?;
+        let cache_root = cache_dir(fetch_args.common.cache.as_deref());
+        let cache = Cache::open(&cache_root)?;
+        let mut registry = registry::Subprocess::new(&cache_root);
+        let platforms = [fetch_args.platform.clone()];
+        let plan = FetchPlan {
+            lock: &lock,
+            platforms: &platforms,
+            offline: fetch_args.offline,
+        };
+        let mut note = |line: String| eprintln!("scopebox: native: {line}");
+        Ok::<_, NativeError>(fetch::fetch(&plan, &cache, &mut registry, &mut note)?)
+    });
+    let fetched = tokio::select! {
+        done = fetching => done.map_err(|e| usage(format!("the fetch ({e})")))??,
+        () = interrupted() => {
+            eprintln!("scopebox: interrupted during the fetch: no bundle written");
+            return Ok(Outcome::Interrupted);
+        }
+    };
+    let fetched_platform = fetched
+        .platforms
+        .into_iter()
+        .find(|p| p.platform == platform.name())
+        .ok_or_else(|| usage(format!("the fetch brought nothing for {platform}")))?;
+    eprintln!(
+        "scopebox: native: {platform} verified ({} file(s), {} download(s))",
+        fetched_platform.files.len(),
+        fetched.downloads
+    );
+
+    let engine = evidence_run::reach_engine().await?;
+    let info = evidence_run::engine_info(&engine).await?;
+    let engine_platform = Platform::from_machine(&info.architecture);
+    if engine_platform != Some(platform) {
+        match evidence_run::probe(&engine, platform, &run_id, false).await? {
+            evidence_run::Probe::Runs => {}
+            evidence_run::Probe::Cannot(detail) => {
+                return Err(CommandError::PlatformUnavailable {
+                    platform,
+                    reason: evidence_run::cannot_run_reason(platform, &info.architecture, &detail),
+                })
+            }
+        }
+    }
+
+    let prepare = async {
+        let pack_clock = Instant::now();
+        eprintln!(
+            "scopebox: native: building mcpscope, scopebox-harness for {platform} (static, {})",
+            platform.rust_target()
+        );
+        let candidate = crate::pack::build_candidate(&root, platform).await?;
+        toolchain::build_static(&root, platform, &[toolchain::HARNESS_PACKAGE]).await?;
+        let runner = toolchain::read_bin(&root, platform, "scopebox-runner")?;
+        let sentinel = toolchain::read_bin(&root, platform, "scopebox-sentinel")?;
+        let mut witnesses = Vec::new();
+        if let Some(bin) = toolchain::WITNESS_BIN {
+            for p in Platform::ALL {
+                if p != platform {
+                    toolchain::build_static(&root, p, &[toolchain::HARNESS_PACKAGE]).await?;
+                }
+                witnesses.push((p.machine().to_string(), toolchain::read_bin(&root, p, bin)?));
+            }
+        }
+        let pack_ms = pack_clock.elapsed().as_millis() as u64;
+        let image_clock = Instant::now();
+        let (files, symlinks) = store_files(&fetched_platform, &inputs.client_path)?;
+        let extras = native_extras(&files, &symlinks, &inputs.matrix_bytes);
+        let witness_refs: Vec<image::WitnessBinary> = witnesses
+            .iter()
+            .map(|(machine, bytes)| image::WitnessBinary { machine, bytes })
+            .collect();
+        let built = image::build_with(
+            &recipe,
+            &recipe_bytes,
+            &image::Contents {
+                platform,
+                candidate: &candidate.files,
+                runner: &runner,
+                sentinel: &sentinel,
+                matrix: &inputs.matrix_bytes,
+                witnesses: &witness_refs,
+            },
+            &extras,
+        )
+        .map_err(image::ImageError::from)?;
+        drop(extras);
+        drop(files);
+        let loaded = evidence_run::ensure_loaded(&engine, &built).await?;
+        eprintln!(
+            "scopebox: native: image {} ({}{})",
+            built.id,
+            built.tag,
+            if loaded {
+                ", loaded"
+            } else {
+                ", already loaded"
+            }
+        );
+        let image_ms = image_clock.elapsed().as_millis() as u64;
+        let swept = sweep_stale(&engine, false, owner_is_live).await?;
+        if !swept.removed.is_empty() {
+            eprintln!(
+                "scopebox: removed {} leftover object(s) of earlier runs",
+                swept.removed.len()
+            );
+        }
+        Ok::<_, CommandError>((built, pack_ms, image_ms))
+    };
+    let (built, pack_ms, image_ms) = tokio::select! {
+        done = prepare => done?,
+        () = interrupted() => {
+            eprintln!("scopebox: interrupted before any container was created: no bundle written");
+            return Ok(Outcome::Interrupted);
+        }
+    };
+
+    receipt::prepare_dir(&out)?;
+    write_file(&out, MATRIX_BUNDLE_FILE, &inputs.matrix_bytes)?;
+    write_file(&out, LOCK_BUNDLE_FILE, &inputs.lock_bytes)?;
+    write_file(&out, RECIPE_BUNDLE_FILE, &recipe_bytes)?;
+    write_file(&out, POLICY_FILE, &policy_bytes)?;
+    let pdir = platform_dir(platform);
+    write_file(
+        &out,
+        &format!("{pdir}/{}", scopebox_schema::receipt::IMAGE_CONFIG_FILE),
+        &built.config,
+    )?;
+    let mut layer = serde_json::to_vec_pretty(&built.layer_manifest).expect("serializes");
+    layer.push(b'\n');
+    write_file(
+        &out,
+        &format!("{pdir}/{}", scopebox_schema::receipt::LAYER_MANIFEST_FILE),
+        &layer,
+    )?;
+    let image_id = built.id.clone();
+    drop(built);
+
+    let engine_machine = engine_platform
+        .map(|p| p.machine())
+        .unwrap_or(&info.architecture);
+    let names = Names::for_platform(&run_id, platform);
+    let labels = boundary::platform_labels(&run_id, platform, false);
+    let plan = Plan {
+        platform: platform.name().to_string(),
+        sandbox: boundary::sandbox(
+            &policy,
+            &image_id,
+            platform,
+            &names.volume,
+            &labels,
+            Some(engine_machine),
+        ),
+        names,
+        labels,
+        image_id: image_id.clone(),
+        deadline: Duration::from_secs(args.deadline),
+        keep_on_failure: false,
+        origin: tokio::time::Instant::from_std(clock),
+    };
+    let total_runs = inputs.matrix.scenarios.len() * 3;
+    eprintln!(
+        "scopebox: native: running {} scenario(s) × 3 modes of {} on {platform} in container {} (deadline {} s)",
+        inputs.matrix.scenarios.len(),
+        inputs.matrix.name,
+        plan.names.container,
+        args.deadline
+    );
+    let (display, colour) = crate::progress::for_stderr(false);
+    let bars = indicatif::MultiProgress::new();
+    let bar = (display == crate::progress::Display::Bars)
+        .then(|| crate::progress::bar(&bars, &plan.platform, total_runs));
+    let mut progress = Progress::shown(total_runs, std::io::stderr(), display, bar, colour);
+    let container_clock = Instant::now();
+    let mut rec = lifecycle(&engine, &plan, interrupted(), &mut progress).await;
+    let container_ms = container_clock.elapsed().as_millis() as u64;
+    if display == crate::progress::Display::Bars {
+        eprintln!();
+    }
+
+    let platform_out = out.join(&pdir);
+    let evidence_dir = platform_out.join(EVIDENCE_DIR);
+    if let Some(tar) = rec.evidence.take() {
+        let extracted = std::fs::create_dir_all(&evidence_dir)
+            .map_err(|e| e.to_string())
+            .and_then(|()| crate::evidence::extract(&tar, &evidence_dir).map_err(|e| describe(&e)));
+        if let Err(problem) = extracted {
+            rec.errors.push(problem);
+        }
+    }
+    let execution = receipt::execution(&rec, args.deadline, pack_ms, image_ms);
+    receipt::write_outer(&platform_out, &rec, &execution)?;
+
+    // The applied and observed boundary, by the candidate's rules.
+    let mut problems: Vec<String> = rec.errors.clone();
+    let applied = match rec
+        .container_inspect
+        .as_deref()
+        .map(serde_json::from_slice::<serde_json::Value>)
+    {
+        Some(Ok(doc)) => check_applied(&policy, &doc, info.name),
+        Some(Err(e)) => vec![format!("container-inspect: not JSON ({e})")],
+        None => vec!["container-inspect: missing".to_string()],
+    };
+    let observed = std::fs::read(evidence_dir.join(scopebox_schema::evidence::BOUNDARY_FILE))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let observed_failures = match &observed {
+        Some(obs) => check_observed(&policy, obs),
+        None => vec!["inner-boundary: evidence/boundary.json missing or unreadable".into()],
+    };
+    problems.extend(applied.iter().map(|f| format!("boundary as applied: {f}")));
+    problems.extend(
+        observed_failures
+            .iter()
+            .map(|f| format!("boundary as observed: {f}")),
+    );
+    if !rec.cleanup.container_removed || !rec.cleanup.volume_removed {
+        problems.push("cleanup: the container or its volume was not removed".into());
+    }
+
+    let lines = judge_records(&inputs, &evidence_dir, &mut problems);
+    let junit = junit_report(&run_id, platform, &lines, &problems, container_ms);
+    write_file(&out, crate::junit::JUNIT_FILE, &junit)?;
+
+    let runs_passed = lines.iter().filter(|l| l.pass).count();
+    let all_pass = problems.is_empty() && runs_passed == total_runs && lines.len() == total_runs;
+    let outcome = if rec.interrupted {
+        Outcome::Interrupted
+    } else if rec.timed_out {
+        Outcome::TimedOut
+    } else if all_pass {
+        Outcome::Passed
+    } else {
+        Outcome::Failed
+    };
+    let files = receipt::list_files(&out)?;
+    let durations: Vec<u64> = lines.iter().filter_map(|l| l.duration_micros).collect();
+    let summary = serde_json::json!({
+        "ok": outcome == Outcome::Passed,
+        "exitCode": crate::exit::code(&Ok(outcome)),
+        "outcome": crate::exit::outcome_name(outcome),
+        "runId": run_id,
+        "bundle": out,
+        "client": args.client,
+        "clientVersion": inputs.matrix.client.version,
+        "platform": platform.name(),
+        "emulated": engine_platform != Some(platform),
+        "imageId": image_id,
+        "lockSha256": sha256_hex(&inputs.lock_bytes),
+        "matrixSha256": sha256_hex(&inputs.matrix_bytes),
+        "runs": {"total": total_runs, "recorded": lines.len(), "passed": runs_passed},
+        "problems": problems,
+        "cleanup": {"containerRemoved": rec.cleanup.container_removed, "volumeRemoved": rec.cleanup.volume_removed},
+        "seconds": {
+            "total": clock.elapsed().as_secs_f64(),
+            "container": container_ms as f64 / 1000.0,
+            "clientRunsSum": durations.iter().sum::<u64>() as f64 / 1e6,
+        },
+    });
+    let mut receipt_doc = summary.clone();
+    receipt_doc["schemaVersion"] = 1.into();
+    receipt_doc["kind"] = "native".into();
+    receipt_doc["runLines"] = serde_json::to_value(&lines).expect("serializes");
+    receipt_doc["files"] = serde_json::to_value(&files).expect("serializes");
+    let mut bytes = serde_json::to_vec_pretty(&receipt_doc).expect("serializes");
+    bytes.push(b'\n');
+    write_file(&out, NATIVE_RECEIPT_FILE, &bytes)?;
+
+    const SHOWN: usize = 12;
+    for p in problems.iter().take(SHOWN) {
+        eprintln!("  problem: {}", scopebox_terminal::escape_lines(p));
+    }
+    for l in lines.iter().filter(|l| !l.pass).take(SHOWN) {
+        eprintln!(
+            "  {}/{} FAILED: {}",
+            l.scenario,
+            l.mode,
+            scopebox_terminal::escape_lines(&l.failures.join("; "))
+        );
+    }
+    eprintln!(
+        "scopebox: native: {}: {runs_passed}/{total_runs} runs passed on {platform} — bundle {} ({:.1} s)",
+        match outcome {
+            Outcome::Passed => "PASSED",
+            Outcome::Failed => "FAILED",
+            Outcome::TimedOut => "TIMED OUT",
+            Outcome::Interrupted => "INTERRUPTED",
+        },
+        out.display(),
+        clock.elapsed().as_secs_f64()
+    );
+    if args.common.json {
+        crate::exit::print_summary(&summary);
+    }
+    Ok(outcome)
+}
+
+/// Each run of the index as a line: completed, and what the judge says of its records.
+fn judge_records(inputs: &Inputs, evidence: &Path, problems: &mut Vec<String>) -> Vec<RunLine> {
+    let index: Option<NativeIndex> = std::fs::read(evidence.join(INDEX_FILE))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let Some(index) = index else {
+        problems.push(format!("evidence/{INDEX_FILE} missing or unreadable"));
+        return Vec::new();
+    };
+    if index.matrix_sha256 != sha256_hex(&inputs.matrix_bytes) {
+        problems.push("the runner ran another native matrix than the bundle's".into());
+    }
+    let mut lines = Vec::new();
+    for entry in &index.runs {
+        let dir = evidence
+            .join(scopebox_schema::native_capture::NATIVE_DIR)
+            .join(&entry.dir);
+        let record: Option<scopebox_schema::native_capture::ClientRecord> =
+            std::fs::read(dir.join(scopebox_schema::native_capture::CLIENT_RECORD_FILE))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok());
+        let mut failures = Vec::new();
+        if !entry.completed {
+            failures.push(format!(
+                "not completed: {}",
+                entry.error.as_deref().unwrap_or("no reason given")
+            ));
+        }
+        if record.is_none() {
+            failures.push("client.json missing or unreadable".into());
+        }
+        lines.push(RunLine {
+            scenario: entry.scenario.clone(),
+            mode: entry.mode.clone(),
+            dir: entry.dir.clone(),
+            completed: entry.completed,
+            pass: failures.is_empty(),
+            failures,
+            duration_micros: record.map(|r| r.duration_micros),
+        });
+    }
+    lines
+}
+
+fn junit_report(
+    run_id: &str,
+    platform: Platform,
+    lines: &[RunLine],
+    problems: &[String],
+    container_ms: u64,
+) -> Vec<u8> {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let failure = |message: String, description: String| {
+        let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        s.set_message(message);
+        s.set_description(description);
+        s
+    };
+    let mut report = Report::new(format!("scopebox native {run_id}"));
+    let mut suite = TestSuite::new(format!("native {}", platform.name()));
+    suite.set_time(Duration::from_millis(container_ms));
+    let whole = if problems.is_empty() {
+        TestCaseStatus::success()
+    } else {
+        failure(
+            format!("{} problem(s)", problems.len()),
+            problems.join("\n"),
+        )
+    };
+    let mut case = TestCase::new(format!("native run {}", platform.name()), whole);
+    case.set_classname(platform.name());
+    suite.add_test_case(case);
+    for l in lines {
+        let status = if l.pass {
+            TestCaseStatus::success()
+        } else {
+            failure(
+                format!("{} failure(s)", l.failures.len()),
+                l.failures.join("\n"),
+            )
+        };
+        let mut case = TestCase::new(format!("{} {}", l.scenario, l.mode), status);
+        case.set_classname(format!("native.{}", l.scenario));
+        if let Some(us) = l.duration_micros {
+            case.set_time(Duration::from_micros(us));
+        }
+        suite.add_test_case(case);
+    }
+    report.add_test_suite(suite);
+    report
+        .to_string()
+        .map(String::into_bytes)
+        .unwrap_or_default()
+}
+
+/// Counts of a layer manifest by kind, for the tests and the report.
+pub fn layer_kinds(manifest: &scopebox_schema::receipt::LayerManifest) -> BTreeMap<String, usize> {
+    let mut kinds = BTreeMap::new();
+    for e in &manifest.entries {
+        *kinds.entry(e.kind.clone()).or_insert(0) += 1;
+    }
+    kinds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scopebox_receipts::archive::ArchiveFile;
+
+    #[test]
+    fn the_native_recipe_runs_the_native_matrix_against_the_locked_client() {
+        let recipe = Recipe::parse(NATIVE_RECIPE).unwrap();
+        let lock =
+            Lock::load(&crate::toolchain::workspace_root().join(super::super::lock::DEFAULT_LOCK))
+                .unwrap();
+        assert_eq!(recipe.cmd[0], "native");
+        assert_eq!(recipe.cmd[1], NATIVE_MATRIX_IN_IMAGE);
+        assert_eq!(recipe.cmd[2], lock.clients[0].image_path);
+    }
+
+    /// The image made of a fake store: every file at its path with its mode and digest, the
+    /// links as links, the matrix in place, nothing from a base image.
+    #[test]
+    fn the_native_image_holds_exactly_the_store_files_links_and_matrix() {
+        let recipe = Recipe::parse(NATIVE_RECIPE).unwrap();
+        let files = vec![
+            StoreFile {
+                image_path: "/scopebox/native/claude-code/claude".into(),
+                mode: 0o555,
+                bytes: b"\x7fELF fake client".to_vec(),
+            },
+            StoreFile {
+                image_path: "/lib/x86_64-linux-gnu/libc.so.6".into(),
+                mode: 0o755,
+                bytes: b"libc".to_vec(),
+            },
+            StoreFile {
+                image_path: "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2".into(),
+                mode: 0o755,
+                bytes: b"ld".to_vec(),
+            },
+        ];
+        let links = vec![(
+            "/lib64/ld-linux-x86-64.so.2".to_string(),
+            "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2".to_string(),
+        )];
+        let matrix = b"{\"kind\":\"native\"}".to_vec();
+        let candidate = [ArchiveFile {
+            path: "bin/mcpscope".into(),
+            mode: 0o755,
+            bytes: b"c".to_vec(),
+        }];
+        let build = |files: &[StoreFile]| {
+            image::build_with(
+                &recipe,
+                NATIVE_RECIPE,
+                &image::Contents {
+                    platform: Platform::LinuxAmd64,
+                    candidate: &candidate,
+                    runner: b"r",
+                    sentinel: b"s",
+                    matrix: &matrix,
+                    witnesses: &[],
+                },
+                &native_extras(files, &links, &matrix),
+            )
+            .unwrap()
+        };
+        let img = build(&files);
+        let entry = |p: &str| {
+            img.layer_manifest
+                .entries
+                .iter()
+                .find(|e| e.path == p)
+                .unwrap_or_else(|| panic!("{p} not in the layer"))
+                .clone()
+        };
+        for f in &files {
+            let e = entry(&f.image_path);
+            assert_eq!(e.kind, "file");
+            assert_eq!(e.mode, format!("{:04o}", f.mode));
+            assert_eq!(e.sha256.as_deref(), Some(sha256_hex(&f.bytes).as_str()));
+            assert_eq!((e.uid, e.gid), (0, 0));
+        }
+        let link = entry("/lib64/ld-linux-x86-64.so.2");
+        assert_eq!(link.kind, "symlink");
+        assert_eq!(
+            link.sha256.as_deref(),
+            Some(sha256_hex(b"/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2").as_str())
+        );
+        assert_eq!(
+            entry(NATIVE_MATRIX_IN_IMAGE).sha256,
+            Some(sha256_hex(&matrix))
+        );
+        assert_eq!(entry("/lib64").kind, "dir");
+        assert_eq!(entry("/scopebox/native/claude-code").kind, "dir");
+        // The layer really holds the link (tar symlink entry with its target).
+        let mut archive = tar::Archive::new(img.layer.as_slice());
+        let found = archive
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap())
+            .find(|e| e.path().unwrap().to_string_lossy() == "lib64/ld-linux-x86-64.so.2")
+            .unwrap();
+        assert_eq!(found.header().entry_type(), tar::EntryType::Symlink);
+        assert_eq!(
+            found.link_name().unwrap().unwrap().to_string_lossy(),
+            "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+        );
+        let kinds = layer_kinds(&img.layer_manifest);
+        assert_eq!(kinds["symlink"], 1);
+        // Content-addressed: the same inputs give the same image, another byte another one.
+        assert_eq!(build(&files).id, img.id);
+        let mut changed = files.clone();
+        changed[1].bytes.push(b'!');
+        assert_ne!(build(&changed).id, img.id);
+        // Only recipe, harness, candidate and store paths: no base image.
+        for e in &img.layer_manifest.entries {
+            let known = recipe.directories.iter().any(|d| d.path == e.path)
+                || e.path.starts_with("/scopebox/")
+                || e.path.starts_with("/lib")
+                || e.path == "/lib64";
+            assert!(known, "{} is in the layer", e.path);
+        }
+    }
+
+    #[test]
+    fn an_unnormalized_extra_path_is_refused() {
+        let recipe = Recipe::parse(NATIVE_RECIPE).unwrap();
+        let bad = [Extra {
+            path: "/lib/../etc/passwd",
+            mode: 0o644,
+            payload: ExtraPayload::File(b"x"),
+        }];
+        let err = image::build_with(
+            &recipe,
+            NATIVE_RECIPE,
+            &image::Contents {
+                platform: Platform::LinuxAmd64,
+                candidate: &[],
+                runner: b"r",
+                sentinel: b"s",
+                matrix: b"{}",
+                witnesses: &[],
+            },
+            &bad,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("normalized"), "{err}");
+    }
+
+    #[test]
+    fn the_shipped_native_matrix_passes_the_runners_checks() {
+        let bytes = std::fs::read(crate::toolchain::workspace_root().join(DEFAULT_MATRIX)).unwrap();
+        let m: NativeMatrix = serde_json::from_slice(&bytes).unwrap();
+        assert!(scopebox_harness_native_problems(&m).is_empty());
+        assert!(m.scenarios.len() >= 24);
+        let mut broken = m.clone();
+        broken.scenarios[1].id = broken.scenarios[0].id.clone();
+        assert_eq!(scopebox_harness_native_problems(&broken).len(), 1);
+    }
+}
