@@ -68,13 +68,25 @@ pub enum Needs {
     /// The Docker engine: without one the test is reported as ignored (skipped), never as
     /// passed; under `CI=true` it runs and fails.
     Engine,
+    /// The engine and the fetched native client: runs only with `SCOPEBOX_NATIVE_SUITE=1`
+    /// (`.ci/run` fetches the client, then sets it), ignored otherwise, CI or not.
+    NativeReference,
+}
+
+/// Whether the native suite was asked for (`SCOPEBOX_NATIVE_SUITE=1`).
+pub fn native_suite() -> bool {
+    std::env::var("SCOPEBOX_NATIVE_SUITE").as_deref() == Ok("1")
 }
 
 /// One test of the binary, named `module::function` as libtest would name it.
 pub fn trial(name: &str, needs: Needs, test: fn(), engine: bool) -> libtest_mimic::Trial {
-    let skipped = needs == Needs::Engine && !engine && !under_ci();
+    let skipped = match needs {
+        Needs::Nothing => false,
+        Needs::Engine => !engine && !under_ci(),
+        Needs::NativeReference => !native_suite(),
+    };
     let run = move || {
-        if needs == Needs::Engine && !engine {
+        if needs != Needs::Nothing && !engine {
             return Err(format!(
                 "the Docker engine at {} is required (CI=true makes its absence a failure)",
                 DockerEngine::host_from_env()
@@ -88,6 +100,7 @@ pub fn trial(name: &str, needs: Needs, test: fn(), engine: bool) -> libtest_mimi
     match needs {
         Needs::Nothing => trial,
         Needs::Engine => trial.with_kind("engine"),
+        Needs::NativeReference => trial.with_kind("native"),
     }
 }
 

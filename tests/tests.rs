@@ -33,12 +33,16 @@ mod sweep;
 // and one JSON object, no network.
 mod native;
 
+// `scopebox native` with the real pinned client in the box (a few scenarios): every run
+// recorded, the bundle complete, nothing left behind. Only with SCOPEBOX_NATIVE_SUITE=1.
+mod native_run;
+
 // Hostile candidates (`scopebox-hostile`, one attack per packed archive) through `scopebox run
 // --candidate`: each attack fails the run, every case and the bundle, for the reason that names
 // it; the honest mcpscope over the same matrix passes. Slow: run with the filter `hostile`.
 mod hostile;
 
-use support::Needs::{Engine, Nothing};
+use support::Needs::{Engine, NativeReference, Nothing};
 
 /// `needs module::function, …` → one trial each, named `module::function`.
 macro_rules! trials {
@@ -89,6 +93,7 @@ fn main() {
         Nothing native::a_lock_with_an_unknown_field_is_refused_before_anything_else,
         Nothing native::an_unknown_platform_and_a_bad_version_bump_are_refused,
         Nothing native::the_native_matrix_is_generated_and_consistent,
+        NativeReference native_run::the_real_client_runs_in_the_box_and_every_run_is_recorded,
         Engine hostile::executing_every_configured_command_then_deleting_the_marker_is_caught_by_the_witness,
         Engine hostile::executing_with_a_redirected_marker_environment_is_caught_by_the_witness,
         Engine hostile::a_double_forked_daemon_that_executes_later_is_caught,

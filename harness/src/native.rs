@@ -193,7 +193,8 @@ fn inventory_case(scenario: &Scenario, run: &Run, root: &str, cwd: &str) -> Case
         ),
         args: vec![root.to_string(), "--json".into()],
         cwd: Some(cwd.to_string()),
-        env: Default::default(),
+        // The scenario's variables (e.g. `PWD`) over the candidate's base, as for the client.
+        env: scenario.env.clone().unwrap_or_default(),
         fixture: scenario.fixture.clone(),
         expect: Expectations {
             exit_code: 0,

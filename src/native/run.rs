@@ -56,6 +56,8 @@ pub const MATRIX_BUNDLE_FILE: &str = "inputs/native-matrix.json";
 pub const LOCK_BUNDLE_FILE: &str = "inputs/native.lock.json";
 pub const RECIPE_BUNDLE_FILE: &str = "inputs/native-recipe.json";
 pub const NATIVE_RECEIPT_FILE: &str = "native-receipt.json";
+/// Container environment naming a shard (`I/N`), read by `scopebox-runner native`.
+pub const SHARD_ENV: &str = "SCOPEBOX_NATIVE_SHARD";
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -77,6 +79,10 @@ pub struct RunArgs {
     /// Never touch the network: a lock file missing from the cache is refused
     #[arg(long)]
     pub offline: bool,
+    /// Containers to spread the scenarios over (scenario i runs in shard i mod N); the records
+    /// of a run never depend on it
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub shards: usize,
     #[command(flatten)]
     pub common: CacheArgs,
 }
@@ -509,40 +515,91 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     let engine_machine = engine_platform
         .map(|p| p.machine())
         .unwrap_or(&info.architecture);
-    let names = Names::for_platform(&run_id, platform);
-    let labels = boundary::platform_labels(&run_id, platform, false);
-    let plan = Plan {
-        platform: platform.name().to_string(),
-        sandbox: boundary::sandbox(
-            &policy,
-            &image_id,
-            platform,
-            &names.volume,
-            &labels,
-            Some(engine_machine),
-        ),
-        names,
-        labels,
-        image_id: image_id.clone(),
-        deadline: Duration::from_secs(args.deadline),
-        keep_on_failure: false,
-        origin: tokio::time::Instant::from_std(clock),
-    };
+    let shards = args.shards.clamp(1, inputs.matrix.scenarios.len().max(1));
+    let plans: Vec<Plan> = (0..shards)
+        .map(|i| {
+            let mut names = Names::for_platform(&run_id, platform);
+            let mut labels = boundary::platform_labels(&run_id, platform, false);
+            if shards > 1 {
+                // Each shard its own lane, so one shard's final sweep never removes another's
+                // container while it still runs.
+                let lane = format!("{}-s{i}", boundary::lane(&run_id, platform));
+                names.container = format!("{}-s{i}", names.container);
+                names.volume = format!("scopebox-{lane}-evidence");
+                names.sweep_label = format!("{}={lane}", crate::engine::LANE_LABEL);
+                labels.insert(crate::engine::LANE_LABEL.to_string(), lane);
+            }
+            let mut sandbox = boundary::sandbox(
+                &policy,
+                &image_id,
+                platform,
+                &names.volume,
+                &labels,
+                Some(engine_machine),
+            );
+            if shards > 1 {
+                sandbox
+                    .env
+                    .push((SHARD_ENV.to_string(), format!("{i}/{shards}")));
+            }
+            Plan {
+                platform: platform.name().to_string(),
+                sandbox,
+                names,
+                labels,
+                image_id: image_id.clone(),
+                deadline: Duration::from_secs(args.deadline),
+                keep_on_failure: false,
+                origin: tokio::time::Instant::from_std(clock),
+            }
+        })
+        .collect();
     let total_runs = inputs.matrix.scenarios.len() * 3;
     eprintln!(
-        "scopebox: native: running {} scenario(s) × 3 modes of {} on {platform} in container {} (deadline {} s)",
+        "scopebox: native: running {} scenario(s) × 3 modes of {} on {platform} in {} (deadline {} s)",
         inputs.matrix.scenarios.len(),
         inputs.matrix.name,
-        plan.names.container,
+        plans
+            .iter()
+            .map(|p| p.names.container.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
         args.deadline
     );
     let (display, colour) = crate::progress::for_stderr(false);
     let bars = indicatif::MultiProgress::new();
-    let bar = (display == crate::progress::Display::Bars)
-        .then(|| crate::progress::bar(&bars, &plan.platform, total_runs));
-    let mut progress = Progress::shown(total_runs, std::io::stderr(), display, bar, colour);
     let container_clock = Instant::now();
-    let mut rec = lifecycle(&engine, &plan, interrupted(), &mut progress).await;
+    let lifecycles = plans.iter().enumerate().map(|(i, plan)| {
+        let engine = &engine;
+        let interrupt = interrupted();
+        let runs = (0..inputs.matrix.scenarios.len())
+            .filter(|s| s % shards == i)
+            .count()
+            * 3;
+        let label = if shards > 1 {
+            format!("{} shard {i}", plan.platform)
+        } else {
+            plan.platform.clone()
+        };
+        let bar = (display == crate::progress::Display::Bars)
+            .then(|| crate::progress::bar(&bars, &label, runs));
+        async move {
+            let prefix = if shards > 1 {
+                format!("[shard {i}] ")
+            } else {
+                String::new()
+            };
+            let mut progress = Progress::shown(
+                runs,
+                evidence_run::Prefixed::new(prefix, std::io::stderr()),
+                display,
+                bar,
+                colour,
+            );
+            lifecycle(engine, plan, interrupt, &mut progress).await
+        }
+    });
+    let mut records = futures_util::future::join_all(lifecycles).await;
     let container_ms = container_clock.elapsed().as_millis() as u64;
     if display == crate::progress::Display::Bars {
         eprintln!();
@@ -550,44 +607,76 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
 
     let platform_out = out.join(&pdir);
     let evidence_dir = platform_out.join(EVIDENCE_DIR);
-    if let Some(tar) = rec.evidence.take() {
-        let extracted = std::fs::create_dir_all(&evidence_dir)
-            .map_err(|e| e.to_string())
-            .and_then(|()| crate::evidence::extract(&tar, &evidence_dir).map_err(|e| describe(&e)));
-        if let Err(problem) = extracted {
-            rec.errors.push(problem);
+    let mut problems: Vec<String> = Vec::new();
+    let mut shard_evidence = Vec::new();
+    for (i, rec) in records.iter_mut().enumerate() {
+        // One shard: the container's /evidence is the bundle's; several: each apart, merged below.
+        let (outer_dir, dest) = if shards == 1 {
+            (platform_out.clone(), evidence_dir.clone())
+        } else {
+            let d = platform_out.join(format!("shards/{i}"));
+            (d.clone(), d.join(EVIDENCE_DIR))
+        };
+        if let Some(tar) = rec.evidence.take() {
+            let extracted = std::fs::create_dir_all(&dest)
+                .map_err(|e| e.to_string())
+                .and_then(|()| crate::evidence::extract(&tar, &dest).map_err(|e| describe(&e)));
+            if let Err(problem) = extracted {
+                rec.errors.push(problem);
+            }
+        }
+        let execution = receipt::execution(rec, args.deadline, pack_ms, image_ms);
+        receipt::write_outer(&outer_dir, rec, &execution)?;
+        let name = if shards == 1 {
+            String::new()
+        } else {
+            format!("shard {i}: ")
+        };
+        problems.extend(rec.errors.iter().map(|e| format!("{name}{e}")));
+        // The applied and observed boundary, by the candidate's rules.
+        let applied = match rec
+            .container_inspect
+            .as_deref()
+            .map(serde_json::from_slice::<serde_json::Value>)
+        {
+            Some(Ok(doc)) => check_applied(&policy, &doc, info.name),
+            Some(Err(e)) => vec![format!("container-inspect: not JSON ({e})")],
+            None => vec!["container-inspect: missing".to_string()],
+        };
+        let observed = std::fs::read(dest.join(scopebox_schema::evidence::BOUNDARY_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let observed_failures = match &observed {
+            Some(obs) => check_observed(&policy, obs),
+            None => vec!["inner-boundary: evidence/boundary.json missing or unreadable".into()],
+        };
+        problems.extend(
+            applied
+                .iter()
+                .map(|f| format!("{name}boundary as applied: {f}")),
+        );
+        problems.extend(
+            observed_failures
+                .iter()
+                .map(|f| format!("{name}boundary as observed: {f}")),
+        );
+        if !rec.cleanup.container_removed || !rec.cleanup.volume_removed {
+            problems.push(format!(
+                "{name}cleanup: the container or its volume was not removed"
+            ));
+        }
+        shard_evidence.push(dest);
+    }
+    if shards > 1 {
+        if let Err(e) = merge_shards(&shard_evidence, &evidence_dir, &inputs.matrix) {
+            problems.push(format!("merge the shards' evidence: {e}"));
         }
     }
-    let execution = receipt::execution(&rec, args.deadline, pack_ms, image_ms);
-    receipt::write_outer(&platform_out, &rec, &execution)?;
-
-    // The applied and observed boundary, by the candidate's rules.
-    let mut problems: Vec<String> = rec.errors.clone();
-    let applied = match rec
-        .container_inspect
-        .as_deref()
-        .map(serde_json::from_slice::<serde_json::Value>)
-    {
-        Some(Ok(doc)) => check_applied(&policy, &doc, info.name),
-        Some(Err(e)) => vec![format!("container-inspect: not JSON ({e})")],
-        None => vec!["container-inspect: missing".to_string()],
-    };
-    let observed = std::fs::read(evidence_dir.join(scopebox_schema::evidence::BOUNDARY_FILE))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    let observed_failures = match &observed {
-        Some(obs) => check_observed(&policy, obs),
-        None => vec!["inner-boundary: evidence/boundary.json missing or unreadable".into()],
-    };
-    problems.extend(applied.iter().map(|f| format!("boundary as applied: {f}")));
-    problems.extend(
-        observed_failures
-            .iter()
-            .map(|f| format!("boundary as observed: {f}")),
-    );
-    if !rec.cleanup.container_removed || !rec.cleanup.volume_removed {
-        problems.push("cleanup: the container or its volume was not removed".into());
-    }
+    let interrupted_any = records.iter().any(|r| r.interrupted);
+    let timed_out_any = records.iter().any(|r| r.timed_out);
+    let cleanup_done = records
+        .iter()
+        .all(|r| r.cleanup.container_removed && r.cleanup.volume_removed);
 
     let lines = judge_records(&inputs, &evidence_dir, &mut problems);
     let junit = junit_report(&run_id, platform, &lines, &problems, container_ms);
@@ -595,9 +684,9 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
 
     let runs_passed = lines.iter().filter(|l| l.pass).count();
     let all_pass = problems.is_empty() && runs_passed == total_runs && lines.len() == total_runs;
-    let outcome = if rec.interrupted {
+    let outcome = if interrupted_any {
         Outcome::Interrupted
-    } else if rec.timed_out {
+    } else if timed_out_any {
         Outcome::TimedOut
     } else if all_pass {
         Outcome::Passed
@@ -621,7 +710,8 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         "matrixSha256": sha256_hex(&inputs.matrix_bytes),
         "runs": {"total": total_runs, "recorded": lines.len(), "passed": runs_passed},
         "problems": problems,
-        "cleanup": {"containerRemoved": rec.cleanup.container_removed, "volumeRemoved": rec.cleanup.volume_removed},
+        "shards": shards,
+        "cleanup": {"done": cleanup_done},
         "seconds": {
             "total": clock.elapsed().as_secs_f64(),
             "container": container_ms as f64 / 1000.0,
@@ -664,6 +754,85 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         crate::exit::print_summary(&summary);
     }
     Ok(outcome)
+}
+
+/// The evidence of several shards as one: each scenario's directory moved into `dest/native/`,
+/// `dest/native/index.json` with every shard's runs in matrix order (the other fields must
+/// agree), `dest/boundary.json` the first shard's (each shard's stays beside its outer records).
+fn merge_shards(shards: &[PathBuf], dest: &Path, matrix: &NativeMatrix) -> Result<(), String> {
+    use scopebox_schema::native_capture::NATIVE_DIR;
+    let native = dest.join(NATIVE_DIR);
+    std::fs::create_dir_all(&native).map_err(|e| format!("create {}: {e}", native.display()))?;
+    let mut merged: Option<NativeIndex> = None;
+    let mut runs = Vec::new();
+    for shard in shards {
+        let index_path = shard.join(INDEX_FILE);
+        let index: NativeIndex = std::fs::read(&index_path)
+            .map_err(|e| format!("read {}: {e}", index_path.display()))
+            .and_then(|b| {
+                serde_json::from_slice(&b)
+                    .map_err(|e| format!("parse {}: {e}", index_path.display()))
+            })?;
+        for entry in std::fs::read_dir(shard.join(NATIVE_DIR))
+            .map_err(|e| format!("read {}: {e}", shard.display()))?
+            .flatten()
+        {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                let to = native.join(entry.file_name());
+                std::fs::rename(entry.path(), &to)
+                    .map_err(|e| format!("move {}: {e}", entry.path().display()))?;
+            }
+        }
+        runs.extend(index.runs.iter().cloned());
+        match &merged {
+            None => {
+                merged = Some(NativeIndex {
+                    runs: Vec::new(),
+                    ..index
+                })
+            }
+            Some(m) => {
+                let same = m.matrix_sha256 == index.matrix_sha256
+                    && m.client_sha256 == index.client_sha256
+                    && m.machine == index.machine
+                    && m.client_path == index.client_path;
+                if !same {
+                    return Err(format!(
+                        "{} disagrees with the first shard's index (matrix, client or machine)",
+                        index_path.display()
+                    ));
+                }
+            }
+        }
+    }
+    let order: BTreeMap<&str, usize> = matrix
+        .scenarios
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id.as_str(), i))
+        .collect();
+    runs.sort_by_key(|r| {
+        (
+            order
+                .get(r.scenario.as_str())
+                .copied()
+                .unwrap_or(usize::MAX),
+            match r.mode.as_str() {
+                "list" => 0,
+                "get" => 1,
+                _ => 2,
+            },
+        )
+    });
+    let mut index = merged.ok_or("no shard")?;
+    index.runs = runs;
+    let mut bytes = serde_json::to_vec_pretty(&index).expect("serializes");
+    bytes.push(b'\n');
+    std::fs::write(dest.join(INDEX_FILE), bytes).map_err(|e| format!("write index: {e}"))?;
+    let boundary = scopebox_schema::evidence::BOUNDARY_FILE;
+    std::fs::copy(shards[0].join(boundary), dest.join(boundary))
+        .map_err(|e| format!("copy {boundary}: {e}"))?;
+    Ok(())
 }
 
 /// Each run of the index as a line: completed, and what the judge says of its records.

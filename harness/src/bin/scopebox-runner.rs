@@ -99,9 +99,16 @@ enum Job {
     Native { client: PathBuf, shard: Shard },
 }
 
+/// Environment naming the shard when no `--shard` is given (the orchestrator sets it at create
+/// time: the image's command is fixed).
+const SHARD_ENV: &str = "SCOPEBOX_NATIVE_SHARD";
+
 /// `native MATRIX CLIENT [--shard=I/N]`: the container layout with the native matrix.
 fn native_job(args: &[String]) -> Result<(Layout, Job), String> {
-    let shard = match args.get(3) {
+    let from_env = std::env::var(SHARD_ENV)
+        .ok()
+        .map(|v| format!("--shard={v}"));
+    let shard = match args.get(3).or(from_env.as_ref()) {
         None => Shard::ALL,
         Some(a) => a
             .strip_prefix("--shard=")

@@ -1,0 +1,83 @@
+//! `scopebox native` end to end: the pinned real client in the box over a few scenarios of the
+//! shipped native matrix. Needs the engine and the fetched client (~540 MB of cache): it runs
+//! only with `SCOPEBOX_NATIVE_SUITE=1` (`.ci/run` fetches, then sets it), and is reported as
+//! ignored otherwise, so the README's test command works on a fresh machine.
+
+use crate::support::{labelled, scopebox, tempdir, workspace};
+use scopebox_schema::native_capture::{ClientRecord, HttpLog, NativeIndex};
+
+/// The first `n` scenarios of the shipped native matrix, written to `dir/native-small.json`.
+fn small_native_matrix(dir: &std::path::Path, n: usize) -> std::path::PathBuf {
+    let path = workspace().join("harness/matrix/native-claude-code.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    m["scenarios"].as_array_mut().unwrap().truncate(n);
+    let out = dir.join("native-small.json");
+    std::fs::write(&out, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    out
+}
+
+pub fn the_real_client_runs_in_the_box_and_every_run_is_recorded() {
+    let dir = tempdir();
+    let matrix = small_native_matrix(dir.path(), 3);
+    let bundle = dir.path().join("bundle");
+    let out = scopebox(
+        &[
+            "native",
+            "--offline",
+            "--matrix",
+            matrix.to_str().unwrap(),
+            "--out",
+            bundle.to_str().unwrap(),
+            "--json",
+        ],
+        &[],
+    );
+    let summary: serde_json::Value = serde_json::from_str(out.stdout.trim())
+        .unwrap_or_else(|e| panic!("one JSON object ({e}): {out:?}"));
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(summary["ok"], true, "{summary}");
+    assert_eq!(summary["runs"]["recorded"], 9, "{summary}");
+    let run_id = summary["runId"].as_str().unwrap();
+    assert!(labelled(&format!("scopebox.run={run_id}")).is_empty());
+
+    let evidence = bundle.join("platforms/linux-amd64/evidence");
+    let index: NativeIndex =
+        serde_json::from_slice(&std::fs::read(evidence.join("native/index.json")).unwrap())
+            .unwrap();
+    assert_eq!(index.runs.len(), 9);
+    assert_eq!(index.machine, "x86_64");
+    let lock: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(workspace().join("images/native.lock.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        index.client_sha256,
+        lock["clients"][0]["platforms"][0]["binary"]["sha256"]
+    );
+    for run in &index.runs {
+        assert!(run.completed, "{run:?}");
+        let d = evidence.join("native").join(&run.dir);
+        let rec: ClientRecord =
+            serde_json::from_slice(&std::fs::read(d.join("client.json")).unwrap()).unwrap();
+        assert!(!rec.timed_out, "{rec:?}");
+        assert!(d.join("witness.json").is_file());
+        assert!(d.join("inventory/record.json").is_file());
+        let http: HttpLog =
+            serde_json::from_slice(&std::fs::read(d.join("http.json")).unwrap()).unwrap();
+        if run.mode == "headless" {
+            // The stand-in for the model API was asked (and answered at once).
+            assert!(!http.model_api.requests.is_empty(), "{http:?}");
+        }
+    }
+    // The baseline scenario's user server ran in `mcp list`: its sentinel fired.
+    let fired = std::fs::read_to_string(
+        evidence
+            .join("native")
+            .join(&index.runs[0].dir)
+            .join("sentinel.txt"),
+    )
+    .unwrap();
+    assert!(fired.contains("--scopebox-tag="), "{fired}");
+    assert!(bundle.join("junit.xml").is_file());
+    assert!(bundle.join("native-receipt.json").is_file());
+}
