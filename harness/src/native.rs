@@ -20,14 +20,14 @@ use crate::watch::Watch;
 use crate::{boundary, case, fixture, HarnessError, IoContext, Layout};
 use scopebox_schema::digest::{sha256_file, sha256_hex};
 use scopebox_schema::evidence::{RunError, BOUNDARY_FILE, ERROR_FILE};
-use scopebox_schema::judge;
-use scopebox_schema::matrix::{Case, Expectations, Matrix};
+use scopebox_schema::matrix::Matrix;
 use scopebox_schema::native::{Mode, NativeMatrix, Run, Scenario, KIND};
 use scopebox_schema::native_capture::{
     CapturedOutput, ClientRecord, NativeIndex, NativeRunEntry, CLIENT_OUTPUT_LIMIT,
     CLIENT_RECORD_FILE, CLIENT_STDERR_FILE, CLIENT_STDOUT_FILE, CLIENT_WITNESS_FILE, HTTP_LOG_FILE,
     INDEX_FILE, INVENTORY_DIR, NATIVE_DIR, SENTINEL_FILE,
 };
+use scopebox_schema::native_observe;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -38,8 +38,6 @@ use crate::run::RunStatus;
 
 /// Most bytes of the sentinel marker kept per run (each firing is one short line).
 pub const MARKER_LIMIT: usize = 256 * 1024;
-/// Deadline of each inventory run (mcpscope reads a handful of small files).
-const INVENTORY_DEADLINE_MS: u64 = 10_000;
 
 /// Which runs this container does: scenario `i` (0-based, matrix order) when `i % count ==
 /// index`. The records of a run never depend on it; only which container makes them.
@@ -175,39 +173,6 @@ pub fn cap_output(file: &str, bytes: &[u8]) -> (Vec<u8>, CapturedOutput) {
             truncated: bytes.len() > CLIENT_OUTPUT_LIMIT,
         },
     )
-}
-
-/// The inventory run as a candidate case: `mcpscope ROOT --json` from the scenario's cwd with
-/// the candidate's own environment. mcpscope exits 0 (complete) or 1 (incomplete: a file it
-/// reports malformed); either is a normal inventory here, so the case expects the code it got
-/// when that is one of them — every other candidate rule (no execution, no write, no canary,
-/// deadline) applies unchanged.
-fn inventory_case(scenario: &Scenario, run: &Run, root: &str, cwd: &str) -> Case {
-    Case {
-        id: format!("{}-{}", scenario.id, run.mode.as_str()),
-        client: "claude-code".into(),
-        description: format!(
-            "mcpscope on the tree of native scenario {} ({})",
-            scenario.id,
-            run.mode.as_str()
-        ),
-        args: vec![root.to_string(), "--json".into()],
-        cwd: Some(cwd.to_string()),
-        // The scenario's variables (e.g. `PWD`) over the candidate's base, as for the client.
-        env: scenario.env.clone().unwrap_or_default(),
-        fixture: scenario.fixture.clone(),
-        expect: Expectations {
-            exit_code: 0,
-            json: vec![],
-            stdout_contains: vec![],
-            stdout_not_contains: vec![],
-            stderr_contains: vec![],
-            stdout_empty: None,
-            stderr_empty: None,
-        },
-        fault: None,
-        deadline_ms: Some(INVENTORY_DEADLINE_MS),
-    }
 }
 
 /// The whole native run. Never panics on bad input; every outcome is a `RunStatus`:
@@ -394,34 +359,23 @@ fn one_run(
     listeners: &Listeners,
     watch: &mut Watch,
 ) -> Result<Result<Done, String>, HarnessError> {
-    let root = scenario.root(&matrix.defaults).to_string();
-    let cwd_logical = scenario
-        .cwd
-        .clone()
-        .unwrap_or_else(|| matrix.defaults.cwd.clone());
+    let cwd_logical = native_observe::client_cwd(matrix, scenario).to_string();
 
-    // The inventory, as a candidate case (it clears and lays out the tree itself).
-    let mut case = inventory_case(scenario, r, &root, &cwd_logical);
+    // The inventory, as a candidate case (it clears and lays out the tree itself), judged by
+    // the shared rules the orchestrator and the verifier recompute (`judge_inventory`: every
+    // candidate invariant, exit 0 or 1 — 1 is mcpscope's "incomplete" for a malformed file).
+    let case = native_observe::inventory_case(matrix, scenario, r);
     let mut outcome = case::run_case(layout, inventory_matrix, &case, watch)?;
-    if outcome.record.exit_code == Some(1) {
-        case.expect.exit_code = 1;
-        outcome.record.verdict = match &outcome.witness {
-            Some(w) => judge::judge_witnessed(
-                inventory_matrix,
-                &case,
-                &outcome.stdout,
-                &outcome.stderr,
-                &outcome.record,
-                w,
-            ),
-            None => judge::judge(
-                inventory_matrix,
-                &case,
-                &outcome.stdout,
-                &outcome.stderr,
-                &outcome.record,
-            ),
-        };
+    if let Some(w) = &outcome.witness {
+        outcome.record.verdict = native_observe::judge_inventory(
+            matrix,
+            scenario,
+            r,
+            &outcome.stdout,
+            &outcome.stderr,
+            &outcome.record,
+            w,
+        );
     }
     case::write_run(&dir.join(INVENTORY_DIR), &outcome)?;
 
@@ -707,17 +661,12 @@ mod tests {
         assert!(rec.timed_out);
         assert_eq!(rec.signal, Some(9));
         assert_eq!(rec.exit_code, None);
-        // mcpscope's exit 1 (an incomplete inventory) is a normal inventory.
+        // The inventory still ran and was recorded first.
         let inv: scopebox_schema::evidence::CaseRecord = serde_json::from_slice(
             &std::fs::read(dir.join(INVENTORY_DIR).join("record.json")).unwrap(),
         )
         .unwrap();
         assert_eq!(inv.exit_code, Some(1));
-        assert!(
-            !inv.verdict.failures.iter().any(|f| f.contains("exit")),
-            "{:?}",
-            inv.verdict.failures
-        );
     }
 
     #[test]

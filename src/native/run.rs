@@ -33,8 +33,11 @@ use crate::run::{self as evidence_run, describe, lifecycle, owner_is_live, sweep
 use crate::toolchain;
 use clap::Args;
 use scopebox_schema::digest::sha256_hex;
-use scopebox_schema::native::NativeMatrix;
-use scopebox_schema::native_capture::{NativeIndex, INDEX_FILE, NATIVE_MATRIX_IN_IMAGE};
+use scopebox_schema::native::{Failure, NativeMatrix};
+use scopebox_schema::native_capture::{
+    ClientRecord, NativeIndex, CLIENT_RECORD_FILE, INDEX_FILE, NATIVE_DIR, NATIVE_MATRIX_IN_IMAGE,
+};
+use scopebox_schema::native_observe::{self, NativeJudgement};
 use scopebox_schema::platform::Platform;
 use scopebox_schema::policy::{check_applied, check_observed};
 use scopebox_schema::receipt::{platform_dir, EVIDENCE_DIR, POLICY_FILE};
@@ -678,12 +681,15 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         .iter()
         .all(|r| r.cleanup.container_removed && r.cleanup.volume_removed);
 
-    let lines = judge_records(&inputs, &evidence_dir, &mut problems);
+    let (judgement, lines) = judge_records(&inputs, &evidence_dir, &mut problems);
     let junit = junit_report(&run_id, platform, &lines, &problems, container_ms);
     write_file(&out, crate::junit::JUNIT_FILE, &junit)?;
 
     let runs_passed = lines.iter().filter(|l| l.pass).count();
-    let all_pass = problems.is_empty() && runs_passed == total_runs && lines.len() == total_runs;
+    let all_pass = problems.is_empty()
+        && judgement.passed
+        && runs_passed == total_runs
+        && lines.len() == total_runs;
     let outcome = if interrupted_any {
         Outcome::Interrupted
     } else if timed_out_any {
@@ -709,6 +715,8 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         "lockSha256": sha256_hex(&inputs.lock_bytes),
         "matrixSha256": sha256_hex(&inputs.matrix_bytes),
         "runs": {"total": total_runs, "recorded": lines.len(), "passed": runs_passed},
+        "totals": judgement.totals,
+        "judgePassed": judgement.passed,
         "problems": problems,
         "shards": shards,
         "cleanup": {"done": cleanup_done},
@@ -722,6 +730,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     receipt_doc["schemaVersion"] = 1.into();
     receipt_doc["kind"] = "native".into();
     receipt_doc["runLines"] = serde_json::to_value(&lines).expect("serializes");
+    receipt_doc["judgement"] = serde_json::to_value(&judgement).expect("serializes");
     receipt_doc["files"] = serde_json::to_value(&files).expect("serializes");
     let mut bytes = serde_json::to_vec_pretty(&receipt_doc).expect("serializes");
     bytes.push(b'\n');
@@ -760,7 +769,6 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
 /// `dest/native/index.json` with every shard's runs in matrix order (the other fields must
 /// agree), `dest/boundary.json` the first shard's (each shard's stays beside its outer records).
 fn merge_shards(shards: &[PathBuf], dest: &Path, matrix: &NativeMatrix) -> Result<(), String> {
-    use scopebox_schema::native_capture::NATIVE_DIR;
     let native = dest.join(NATIVE_DIR);
     std::fs::create_dir_all(&native).map_err(|e| format!("create {}: {e}", native.display()))?;
     let mut merged: Option<NativeIndex> = None;
@@ -835,48 +843,77 @@ fn merge_shards(shards: &[PathBuf], dest: &Path, matrix: &NativeMatrix) -> Resul
     Ok(())
 }
 
-/// Each run of the index as a line: completed, and what the judge says of its records.
-fn judge_records(inputs: &Inputs, evidence: &Path, problems: &mut Vec<String>) -> Vec<RunLine> {
-    let index: Option<NativeIndex> = std::fs::read(evidence.join(INDEX_FILE))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    let Some(index) = index else {
-        problems.push(format!("evidence/{INDEX_FILE} missing or unreadable"));
-        return Vec::new();
+/// The differential judgement of the evidence (`native_observe::judge_evidence`, the function
+/// the verifier replays) and each run of it as a line. `read` only ever reads below `evidence`:
+/// a path with an absolute, `..` or empty component reads as absent.
+fn judge_records(
+    inputs: &Inputs,
+    evidence: &Path,
+    problems: &mut Vec<String>,
+) -> (NativeJudgement, Vec<RunLine>) {
+    let read = |rel: &str| -> Option<Vec<u8>> {
+        let safe = !rel.is_empty()
+            && rel
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..");
+        if !safe {
+            return None;
+        }
+        std::fs::read(evidence.join(rel)).ok()
     };
-    if index.matrix_sha256 != sha256_hex(&inputs.matrix_bytes) {
-        problems.push("the runner ran another native matrix than the bundle's".into());
-    }
-    let mut lines = Vec::new();
-    for entry in &index.runs {
-        let dir = evidence
-            .join(scopebox_schema::native_capture::NATIVE_DIR)
-            .join(&entry.dir);
-        let record: Option<scopebox_schema::native_capture::ClientRecord> =
-            std::fs::read(dir.join(scopebox_schema::native_capture::CLIENT_RECORD_FILE))
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok());
-        let mut failures = Vec::new();
-        if !entry.completed {
-            failures.push(format!(
-                "not completed: {}",
-                entry.error.as_deref().unwrap_or("no reason given")
-            ));
+    let judgement = native_observe::judge_evidence(&inputs.matrix_bytes, &inputs.lock_bytes, &read);
+    problems.extend(judgement.failures.iter().cloned());
+    let lines = judgement
+        .runs
+        .iter()
+        .map(|r| {
+            let record: Option<ClientRecord> =
+                read(&format!("{NATIVE_DIR}/{}/{CLIENT_RECORD_FILE}", r.dir))
+                    .and_then(|b| serde_json::from_slice(&b).ok());
+            let mut failures: Vec<String> = r.capture_failures.clone();
+            failures.extend(
+                r.inventory_failures
+                    .iter()
+                    .map(|f| format!("inventory: {f}")),
+            );
+            failures.extend(r.failures.iter().map(describe_failure));
+            RunLine {
+                scenario: r.scenario.clone(),
+                mode: r.mode.as_str().to_string(),
+                dir: r.dir.clone(),
+                completed: r.observation.is_some(),
+                pass: r.passed,
+                failures,
+                duration_micros: record.map(|c| c.duration_micros),
+            }
+        })
+        .collect();
+    (judgement, lines)
+}
+
+/// One line for a judge failure.
+fn describe_failure(f: &Failure) -> String {
+    match f {
+        Failure::ClientDrift { what } => format!("client drift (the reference changed): {what}"),
+        Failure::UndeclaredLaunch { tag } => format!("undeclared launch: {tag}"),
+        Failure::Missed { tag } => format!("MISSED by mcpscope: {tag}"),
+        Failure::Prediction {
+            tag,
+            predicted,
+            launched,
+        } => format!(
+            "prediction: {tag} predicted {predicted}, {}",
+            if *launched {
+                "launched"
+            } else {
+                "not launched"
+            }
+        ),
+        Failure::NoPrediction { tag } => format!("no prediction: {tag}"),
+        Failure::StaleDivergence { tag, kind } => {
+            format!("stale divergence: {tag} ({kind:?}) no longer diverges")
         }
-        if record.is_none() {
-            failures.push("client.json missing or unreadable".into());
-        }
-        lines.push(RunLine {
-            scenario: entry.scenario.clone(),
-            mode: entry.mode.clone(),
-            dir: entry.dir.clone(),
-            completed: entry.completed,
-            pass: failures.is_empty(),
-            failures,
-            duration_micros: record.map(|r| r.duration_micros),
-        });
     }
-    lines
 }
 
 fn junit_report(
