@@ -386,6 +386,14 @@ fn one_run(
     if !case::remove_marker(layout) {
         problems.push("the sentinel marker of an earlier run could not be removed".to_string());
     }
+    // The client's TMPDIR starts empty every run, as on the host (a private tmpfs per run):
+    // nothing an earlier client left there can change what this one does.
+    if let Err(e) = clear_dir(&layout.scratch_dir) {
+        problems.push(format!(
+            "failed to empty {}: {e}",
+            layout.scratch_dir.display()
+        ));
+    }
     // Anything a stray connection logged belongs to no run.
     let _ = listeners.take();
 
@@ -453,6 +461,19 @@ fn one_run(
     } else {
         Ok(Err(problems.join("; ")))
     }
+}
+
+/// Removes everything inside `dir` (not `dir` itself).
+fn clear_dir(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// The marker's bytes (at most `MARKER_LIMIT`), empty when the sentinel never fired.
@@ -638,6 +659,34 @@ mod tests {
         assert_eq!(inv.argv[1..], [l.arg("/work/proj"), "--json".to_string()]);
         assert_eq!(inv.exit_code, Some(0));
         assert!(dir.join(HTTP_LOG_FILE).is_file());
+    }
+
+    #[test]
+    fn every_client_run_starts_with_an_empty_tmpdir() {
+        let (_d, mut l) = crate::scratch_layout();
+        let base = l.scratch_dir.parent().unwrap().to_path_buf();
+        std::fs::write(&l.matrix_path, matrix(30, free_port(), free_port())).unwrap();
+        l.candidate_bin = script(&base, "inv", "exit 0");
+        let tmp = l.scratch_dir.display().to_string();
+        // Prints what it finds in TMPDIR, then leaves a file and a directory there.
+        let client = script(
+            &base,
+            "client",
+            &format!("ls -A {tmp}; touch {tmp}/left-$1; mkdir -p {tmp}/d-$1/x"),
+        );
+        let mut progress = Vec::new();
+        run(
+            &l,
+            &client,
+            Shard::ALL,
+            &mut Watch::Unwatched,
+            &mut progress,
+        );
+        for mode in [Mode::List, Mode::Get, Mode::Headless] {
+            let out =
+                std::fs::read_to_string(run_dir(&l, "s-1", mode).join(CLIENT_STDOUT_FILE)).unwrap();
+            assert_eq!(out, "", "{mode:?} saw {out:?}");
+        }
     }
 
     #[test]
