@@ -241,6 +241,9 @@ fn scopebox_harness_native_problems(m: &NativeMatrix) -> Vec<String> {
     out
 }
 
+/// A symlink of the native image: (path, target as written in the package).
+pub type Link = (String, String);
+
 /// One file of the native image taken from the fetch store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreFile {
@@ -253,7 +256,7 @@ pub struct StoreFile {
 /// runtime's links, and the native matrix. Sorted by path (the layer sorts them anyway).
 pub fn native_extras<'a>(
     files: &'a [StoreFile],
-    symlinks: &'a [(String, String)],
+    symlinks: &'a [Link],
     matrix_bytes: &'a [u8],
 ) -> Vec<Extra<'a>> {
     let mut extras: Vec<Extra> = files
@@ -283,7 +286,7 @@ pub fn native_extras<'a>(
 fn store_files(
     fetched: &fetch::FetchedPlatform,
     client_path: &str,
-) -> Result<(Vec<StoreFile>, Vec<(String, String)>), CommandError> {
+) -> Result<(Vec<StoreFile>, Vec<Link>), CommandError> {
     let mut files = Vec::new();
     for f in &fetched.files {
         let wanted = match f.role {
