@@ -580,3 +580,19 @@ fn the_real_matrix_is_within_bounds_and_hostile_ones_are_not() {
     m.scenarios = vec![one; MAX_SCENARIOS + 1];
     assert!(matrix_problems(&m)[0].contains("more than"));
 }
+
+#[test]
+fn failures_read_in_words() {
+    let f = Failure::Prediction {
+        tag: "user/u1".into(),
+        predicted: "launch".into(),
+        launched: false,
+    };
+    assert_eq!(
+        f.describe(),
+        "prediction: mcpscope predicts launch for user/u1, the client did not launch it"
+    );
+    assert!(Failure::Missed { tag: "p/x".into() }
+        .describe()
+        .starts_with("missed: the client launched or listed p/x"));
+}

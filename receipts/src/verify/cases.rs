@@ -76,10 +76,16 @@ pub(crate) fn check_matrix(ctx: &Context, checks: &mut Checks) {
             "the bundled matrix is the one the receipt names",
             failures,
         );
+        // The receipt's matrix is the native matrix: its shape and bounds.
+        let valid = match ctx.native.as_ref().map(|n| &n.matrix) {
+            Some(Ok(m)) => scopebox_schema::native_observe::matrix_problems(m),
+            Some(Err(e)) => vec![e.clone()],
+            None => Vec::new(),
+        };
         checks.record(
             "matrix.valid",
             "the matrix parses and passes the runner's validation",
-            Vec::new(),
+            valid,
         );
         return;
     }

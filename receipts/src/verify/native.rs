@@ -374,7 +374,7 @@ fn failures_of(j: &NativeJudgement) -> Vec<String> {
                 .iter()
                 .map(|f| format!("inventory: {f}")),
         );
-        parts.extend(r.failures.iter().map(quote));
+        parts.extend(r.failures.iter().map(|f| f.describe()));
         out.push(format!(
             "{}/{}: {}",
             r.scenario,
