@@ -349,3 +349,19 @@ fn a_native_matrix_flood_is_stopped_by_the_bounds() {
     assert_eq!(r.failed_ids(), ["bundle.bounds"]);
     assert!(r.checks[0].failures[0].contains("native matrix: the native matrix has 2000 scenarios"));
 }
+
+#[test]
+fn a_native_run_recorded_emulated_on_its_own_machine_is_rejected() {
+    let tmp = tempdir();
+    let dir = native_bundle(tmp.path());
+    edit_json(&dir.join("native.json"), |n| {
+        n["platforms"][0]["emulated"] = true.into()
+    });
+    relist(&dir, "native.json");
+    let f = failed(&dir);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].contains("recorded emulated, but the engine is x86_64"),
+        "{f:?}"
+    );
+}

@@ -573,8 +573,9 @@ fn the_real_matrix_is_within_bounds_and_hostile_ones_are_not() {
         });
     m.scenarios[1].runs.swap(0, 2);
     m.scenarios[2].id = "../x".into();
+    m.sentinel = "/bin/sh".into();
     let p = matrix_problems(&m);
-    assert_eq!(p.len(), 3, "{p:?}");
+    assert_eq!(p.len(), 4, "{p:?}");
     let mut m = matrix();
     let one = m.scenarios[0].clone();
     m.scenarios = vec![one; MAX_SCENARIOS + 1];

@@ -203,6 +203,27 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
                 run.platform.machine()
             ));
         }
+        // Emulated exactly when the engine's machine is not the platform's.
+        let engine = ctx
+            .receipt
+            .provenance
+            .as_ref()
+            .map(|p| p.engine.architecture.as_str())
+            .or_else(|| {
+                ctx.receipt
+                    .platforms
+                    .first()
+                    .map(|p| p.engine_architecture.as_str())
+            });
+        if let Some(arch) = engine {
+            if (arch != run.platform.machine()) != run.emulated {
+                pinned.push(format!(
+                    "the run is recorded {}emulated, but the engine is {arch} and the platform {}",
+                    if run.emulated { "" } else { "not " },
+                    run.platform
+                ));
+            }
+        }
         checks.record(
             &format!("{prefix}/native.pinned"),
             "the native client that ran is the lock's pinned binary for this platform",
