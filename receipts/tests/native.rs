@@ -35,7 +35,7 @@ impl Writer<'_> {
     }
 }
 
-fn native_bundle(tmp: &Path) -> PathBuf {
+pub(crate) fn native_bundle(tmp: &Path) -> PathBuf {
     let dir = tmp.join("bundle");
     crate::synthetic::write_bundle(&dir, 2).unwrap();
     add_native(&dir).unwrap();
