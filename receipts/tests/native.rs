@@ -8,7 +8,7 @@ use crate::util::{edit_json, relist, tempdir, verify_bin};
 use scopebox_receipts::verify::{verify_dir, VerifyOptions};
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::platform::Platform;
-use scopebox_schema::receipt::{MatrixRef, OverallSummary, Receipt, MATRIX_FILE, RECEIPT_FILE};
+use scopebox_schema::receipt::{Receipt, MATRIX_FILE, RECEIPT_FILE};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -55,7 +55,7 @@ fn native_only(tmp: &Path) -> PathBuf {
 pub fn add_native(dir: &Path) -> std::io::Result<()> {
     use scopebox_schema::native_observe::judge_evidence;
     use scopebox_schema::native_receipt::{
-        native_dir, platform_run, section, NATIVE_LOCK_FILE, NATIVE_MATRIX_FILE,
+        platform_run, run_dir_of, section, NATIVE_LOCK_FILE, NATIVE_MATRIX_FILE,
         NATIVE_SECTION_FILE,
     };
     let sample = scopebox_schema::native_sample::sample();
@@ -63,7 +63,8 @@ pub fn add_native(dir: &Path) -> std::io::Result<()> {
         dir,
         files: BTreeMap::new(),
     };
-    let base = native_dir("claude-code", Platform::LinuxAmd64);
+    let native_only = !dir.join(MATRIX_FILE).exists();
+    let base = run_dir_of("claude-code", Platform::LinuxAmd64, native_only);
     for (rel, bytes) in &sample.files {
         w.put(&format!("{base}/evidence/{rel}"), bytes)?;
     }
@@ -71,8 +72,14 @@ pub fn add_native(dir: &Path) -> std::io::Result<()> {
     w.put(NATIVE_LOCK_FILE, &sample.lock)?;
     let judgement = judge_evidence(&sample.matrix, &sample.lock, &sample.reader());
     assert!(judgement.passed, "the sample judges clean");
-    let run = platform_run(&sample.lock, Platform::LinuxAmd64, false, judgement)
-        .map_err(std::io::Error::other)?;
+    let run = platform_run(
+        &sample.lock,
+        Platform::LinuxAmd64,
+        false,
+        judgement,
+        native_only,
+    )
+    .map_err(std::io::Error::other)?;
     let native = section(&sample.matrix, &sample.lock, vec![run]).map_err(std::io::Error::other)?;
     w.put_json(NATIVE_SECTION_FILE, &native)?;
     let path = dir.join(RECEIPT_FILE);
@@ -87,28 +94,36 @@ pub fn add_native(dir: &Path) -> std::io::Result<()> {
 /// A native-only bundle at `dir` (what `scopebox native` writes): no candidate platform, no
 /// candidate matrix, `matrix` naming the native matrix.
 pub fn write_native_only(dir: &Path) -> std::io::Result<()> {
-    use scopebox_schema::native_receipt::NATIVE_MATRIX_FILE;
+    use scopebox_schema::native_receipt::{native_only_receipt, NativeOnlyRun, NATIVE_MATRIX_FILE};
     crate::synthetic::write_bundle_for(dir, 1, &[], &[])?;
     std::fs::remove_file(dir.join(MATRIX_FILE))?;
+    // The native container's own boundary record sits beside its native tree.
+    let boundary = serde_json::to_vec_pretty(&crate::synthetic::conforming_observation())
+        .map_err(std::io::Error::other)?;
+    let boundary_rel = "platforms/linux-amd64/evidence/boundary.json";
+    std::fs::create_dir_all(dir.join(boundary_rel).parent().unwrap())?;
+    std::fs::write(dir.join(boundary_rel), &boundary)?;
     add_native(dir)?;
     let path = dir.join(RECEIPT_FILE);
-    let mut receipt: Receipt =
+    let old: Receipt =
         serde_json::from_slice(&std::fs::read(&path)?).map_err(std::io::Error::other)?;
-    receipt.files.remove(MATRIX_FILE);
-    let bytes = std::fs::read(dir.join(NATIVE_MATRIX_FILE))?;
-    let m: scopebox_schema::native::NativeMatrix =
-        serde_json::from_slice(&bytes).map_err(std::io::Error::other)?;
-    receipt.matrix = MatrixRef {
-        sha256: sha256_hex(&bytes),
-        name: m.name.clone(),
-        case_count: m.scenarios.iter().map(|s| s.runs.len()).sum(),
-    };
-    receipt.summary = OverallSummary {
-        platforms: 0,
-        platforms_passed: 0,
-        cases: 0,
-        cases_passed: 0,
-    };
+    let mut files = old.files.clone();
+    files.remove(MATRIX_FILE);
+    files.insert(boundary_rel.to_string(), sha256_hex(&boundary));
+    let receipt = native_only_receipt(
+        NativeOnlyRun {
+            tool_version: old.tool.version.clone(),
+            run_id: old.run_id.clone(),
+            started_at: old.started_at.clone(),
+            finished_at: old.finished_at.clone(),
+            boundary_policy_sha256: old.boundary_policy_sha256.clone(),
+            recipe_sha256: old.recipe_sha256.clone(),
+            files,
+            provenance: None,
+        },
+        &std::fs::read(dir.join(NATIVE_MATRIX_FILE))?,
+    )
+    .map_err(std::io::Error::other)?;
     let mut out = serde_json::to_vec_pretty(&receipt).map_err(std::io::Error::other)?;
     out.push(b'\n');
     std::fs::write(path, out)

@@ -15,14 +15,18 @@
 //! ```text
 //! native.json                                NativeSection
 //! inputs/native-matrix.json                  the native matrix exactly as run
-//! inputs/native-lock.json                    the native lock exactly as used
-//! native/<client>-<os>-<arch>/evidence/      the native container's /evidence tree, byte for byte
-//!   native/index.json, native/<scenario>/<mode>/...   (`native_capture`)
+//! inputs/native.lock.json                    the native lock exactly as used
+//! <dir>/evidence/                            the native container's /evidence tree, byte for byte:
+//!   boundary.json, native/index.json, native/<scenario>/<mode>/...   (`native_capture`)
+//! <dir>/inputs/image-config.json, image-layer.json, <dir>/outer/*.json   as for a candidate platform
 //! ```
 //! A *native bundle* holds `native.json`. A *native-only* bundle (written by `scopebox native`)
 //! has no candidate platform run: `platforms`, `notCovered` and `blobs` empty, `summary` all
-//! zeros, no `inputs/matrix.json`, and `matrix` naming the native matrix
-//! (`inputs/native-matrix.json`: its sha256, its name, its run count as `caseCount`).
+//! zeros, no `inputs/matrix.json`, `matrix` naming the native matrix
+//! (`inputs/native-matrix.json`: its sha256, its name, its run count as `caseCount`),
+//! `inputs/image-recipe.json` the recipe of the native image (`native_only_receipt` builds it);
+//! its native run's `<dir>` is the platform's own directory, `platforms/<os>-<arch>`. Beside
+//! candidate platforms (a combined bundle) `<dir>` is `native/<client>-<os>-<arch>`.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,7 +39,7 @@ use crate::strict_json;
 /// The section, at the bundle's root.
 pub const NATIVE_SECTION_FILE: &str = "native.json";
 pub const NATIVE_MATRIX_FILE: &str = "inputs/native-matrix.json";
-pub const NATIVE_LOCK_FILE: &str = "inputs/native-lock.json";
+pub const NATIVE_LOCK_FILE: &str = "inputs/native.lock.json";
 /// Where the per-platform native directories live.
 pub const NATIVE_RUNS_DIR: &str = "native";
 /// Below a native directory: the container's `/evidence` tree.
@@ -43,9 +47,19 @@ pub const NATIVE_EVIDENCE_DIR: &str = "evidence";
 /// Most native platform runs a section may carry (two platforms per client, two clients).
 pub const MAX_NATIVE_PLATFORMS: usize = 4;
 
-/// `native/<client>-<os>-<arch>`.
+/// `native/<client>-<os>-<arch>`: a native run's directory beside candidate platforms.
 pub fn native_dir(client: &str, platform: Platform) -> String {
     format!("{NATIVE_RUNS_DIR}/{client}-{}", platform.dir_name())
+}
+
+/// Where a native run's files live: its platform's own directory (`platforms/<os>-<arch>`) in a
+/// native-only bundle, `native_dir` beside candidate platforms.
+pub fn run_dir_of(client: &str, platform: Platform, native_only: bool) -> String {
+    if native_only {
+        crate::receipt::platform_dir(platform)
+    } else {
+        native_dir(client, platform)
+    }
 }
 
 /// `native.json`.
@@ -54,7 +68,7 @@ pub fn native_dir(client: &str, platform: Platform) -> String {
 pub struct NativeSection {
     /// `inputs/native-matrix.json`.
     pub matrix: NativeMatrixRef,
-    /// sha256 of `inputs/native-lock.json`.
+    /// sha256 of `inputs/native.lock.json`.
     pub lock_sha256: String,
     /// Every platform the native reference ran on, in `Platform::ALL` order per client.
     pub platforms: Vec<NativePlatformRun>,
@@ -155,18 +169,20 @@ pub fn pinned_client(
 }
 
 /// One platform's entry of the section: the lock's pin of the judgement's client on
-/// `platform`, and the judgement as `judge_evidence` returned it.
+/// `platform`, and the judgement as `judge_evidence` returned it; `native_only` places it
+/// (`run_dir_of`).
 pub fn platform_run(
     lock_bytes: &[u8],
     platform: Platform,
     emulated: bool,
     judgement: NativeJudgement,
+    native_only: bool,
 ) -> Result<NativePlatformRun, String> {
     let pinned = pinned_client(lock_bytes, &judgement.client, platform)?;
     Ok(NativePlatformRun {
         client: judgement.client.clone(),
         platform,
-        dir: native_dir(&judgement.client, platform),
+        dir: run_dir_of(&judgement.client, platform, native_only),
         emulated,
         pinned,
         judgement,
@@ -191,6 +207,62 @@ pub fn section(
         lock_sha256: sha256_hex(lock_bytes),
         platforms,
         summary,
+    })
+}
+
+/// What a native-only receipt says beyond the native section.
+#[derive(Debug, Clone)]
+pub struct NativeOnlyRun {
+    pub tool_version: String,
+    pub run_id: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub finished_at: String,
+    /// sha256 of `inputs/boundary-policy.json` and of `inputs/image-recipe.json` (the native
+    /// image's recipe).
+    pub boundary_policy_sha256: String,
+    pub recipe_sha256: String,
+    /// Every file of the bundle but `receipt.json` and the envelopes, `native.json` included.
+    pub files: std::collections::BTreeMap<String, String>,
+    pub provenance: Option<crate::receipt::Provenance>,
+}
+
+/// `receipt.json` of a native-only bundle: no candidate platform, `matrix` naming the native
+/// matrix (`matrix_bytes`: sha256, name, scenarios × modes as `caseCount`).
+pub fn native_only_receipt(
+    run: NativeOnlyRun,
+    matrix_bytes: &[u8],
+) -> Result<crate::receipt::Receipt, String> {
+    use crate::receipt::{MatrixRef, OverallSummary, Receipt, Tool, SCHEMA_VERSION};
+    let matrix: NativeMatrix = strict_json::from_slice(matrix_bytes)
+        .map_err(|e| format!("the native matrix does not parse: {e}"))?;
+    Ok(Receipt {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "scopebox".to_string(),
+            version: run.tool_version,
+        },
+        run_id: run.run_id,
+        started_at: run.started_at,
+        finished_at: run.finished_at,
+        matrix: MatrixRef {
+            sha256: sha256_hex(matrix_bytes),
+            name: matrix.name.clone(),
+            case_count: matrix.scenarios.iter().map(|s| s.runs.len()).sum(),
+        },
+        boundary_policy_sha256: run.boundary_policy_sha256,
+        recipe_sha256: run.recipe_sha256,
+        blobs: Vec::new(),
+        platforms: Vec::new(),
+        not_covered: Vec::new(),
+        summary: OverallSummary {
+            platforms: 0,
+            platforms_passed: 0,
+            cases: 0,
+            cases_passed: 0,
+        },
+        files: run.files,
+        provenance: run.provenance,
     })
 }
 
@@ -219,8 +291,10 @@ mod tests {
     fn the_section_pins_the_lock_entry_and_carries_the_judgement() {
         let s = sample();
         let j = judge_evidence(&s.matrix, &s.lock, &s.reader());
-        let run = platform_run(&s.lock, Platform::LinuxAmd64, false, j.clone()).unwrap();
+        let run = platform_run(&s.lock, Platform::LinuxAmd64, false, j.clone(), false).unwrap();
         assert_eq!(run.dir, "native/claude-code-linux-amd64");
+        let alone = platform_run(&s.lock, Platform::LinuxAmd64, false, j.clone(), true).unwrap();
+        assert_eq!(alone.dir, "platforms/linux-amd64");
         assert_eq!(run.pinned.package.name, "claude-agent-sdk");
         assert_eq!(run.pinned.binary_sha256, j.client_sha256.clone().unwrap());
         let section = section(&s.matrix, &s.lock, vec![run]).unwrap();

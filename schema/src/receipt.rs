@@ -24,7 +24,7 @@
 //!     evidence/...                 this platform's /evidence tree (see `evidence`)
 //!   native.json                    optional: the native reference (`native_receipt`), with
 //!   inputs/native-matrix.json,     the native matrix and lock as used, and per native platform
-//!   inputs/native-lock.json,       its /evidence tree (`native_capture`); a native-only bundle
+//!   inputs/native.lock.json,       its /evidence tree (`native_capture`); a native-only bundle
 //!   native/<client>-<os>-<arch>/evidence/...   has no platform run (see `native_receipt`)
 //! ```
 

@@ -181,6 +181,15 @@ struct NativeLayout {
     runs: Option<BTreeSet<String>>,
 }
 
+/// The files of a native platform directory besides its evidence tree.
+const NATIVE_PLATFORM_FILES: [&str; 5] = [
+    IMAGE_CONFIG_FILE,
+    LAYER_MANIFEST_FILE,
+    CONTAINER_INSPECT_FILE,
+    IMAGE_INSPECT_FILE,
+    EXECUTION_FILE,
+];
+
 /// The files of one native run, relative to `native/<scenario>/<mode>/`.
 const NATIVE_RUN_FILES: [&str; 10] = [
     CLIENT_RECORD_FILE,
@@ -227,15 +236,23 @@ impl NativeLayout {
         if [NATIVE_SECTION_FILE, NATIVE_MATRIX_FILE, NATIVE_LOCK_FILE].contains(&path) {
             return true;
         }
-        let Some(rest) = self.dirs.iter().find_map(|d| {
+        let Some(in_dir) = self.dirs.iter().find_map(|d| {
             path.strip_prefix(d.as_str())
-                .and_then(|r| r.strip_prefix('/'))
-                .and_then(|r| r.strip_prefix(NATIVE_EVIDENCE_DIR))
                 .and_then(|r| r.strip_prefix('/'))
         }) else {
             return false;
         };
-        if rest == INDEX_FILE {
+        // The native container's own records, as for a candidate platform (no pack manifest).
+        if NATIVE_PLATFORM_FILES.contains(&in_dir) {
+            return true;
+        }
+        let Some(rest) = in_dir
+            .strip_prefix(NATIVE_EVIDENCE_DIR)
+            .and_then(|r| r.strip_prefix('/'))
+        else {
+            return false;
+        };
+        if rest == INDEX_FILE || rest == BOUNDARY_FILE {
             return true;
         }
         let Some(run_rest) = rest

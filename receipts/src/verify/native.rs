@@ -12,7 +12,7 @@ use crate::platform::Platform;
 use scopebox_schema::native::NativeMatrix;
 use scopebox_schema::native_observe::{judge_evidence, matrix_problems, NativeJudgement};
 use scopebox_schema::native_receipt::{
-    native_dir, pinned_client, summary_of, NativePlatformRun, NativeSection, MAX_NATIVE_PLATFORMS,
+    pinned_client, run_dir_of, summary_of, NativePlatformRun, NativeSection, MAX_NATIVE_PLATFORMS,
     NATIVE_EVIDENCE_DIR, NATIVE_LOCK_FILE, NATIVE_MATRIX_FILE, NATIVE_SECTION_FILE,
 };
 
@@ -138,8 +138,9 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             "the native platform runs {order:?} are not each listed once, in order"
         ));
     }
+    let native_only = ctx.receipt.platforms.is_empty();
     for run in &section.platforms {
-        let want = native_dir(&run.client, run.platform);
+        let want = run_dir_of(&run.client, run.platform, native_only);
         if run.dir != want {
             failures.push(format!(
                 "the {} run of {} lives in {:?}, expected {want}",
