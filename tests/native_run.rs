@@ -79,5 +79,17 @@ pub fn the_real_client_runs_in_the_box_and_every_run_is_recorded() {
     .unwrap();
     assert!(fired.contains("--scopebox-tag="), "{fired}");
     assert!(bundle.join("junit.xml").is_file());
-    assert!(bundle.join("native-receipt.json").is_file());
+    // The bundle is a receipt the verifier accepts from its bytes alone…
+    assert_eq!(summary["verified"], true, "{summary}");
+    let report = scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).unwrap();
+    assert!(report.verified, "{:?}", report.failed_ids());
+    // …and a tampered capture (a sentinel firing taken out of the marker) it rejects.
+    let marker = evidence
+        .join("native")
+        .join(&index.runs[0].dir)
+        .join("sentinel.txt");
+    let kept: String = fired.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&marker, kept).unwrap();
+    let report = scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).unwrap();
+    assert!(!report.verified, "a tampered marker must be rejected");
 }

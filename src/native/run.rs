@@ -9,14 +9,17 @@
 //! volume always removed), then write the bundle and judge it.
 //!
 //! The bundle (`docs/native-matrix.md`, "In the box"): `inputs/native-matrix.json`,
-//! `inputs/native.lock.json`, `inputs/native-recipe.json`, `inputs/boundary-policy.json`; per
-//! platform `inputs/image-config.json`, `inputs/image-layer.json`, `outer/` (inspections,
-//! execution) and `evidence/` (the container's `/evidence`: `boundary.json`, `native/**`);
-//! `junit.xml` (one test case per scenario × mode) and `native-receipt.json` last, with the
-//! sha256 of every other file. It never judges a record itself beyond the applied boundary:
+//! `inputs/native.lock.json`, `inputs/image-recipe.json` (the native recipe),
+//! `inputs/boundary-policy.json`; per platform `inputs/image-config.json`,
+//! `inputs/image-layer.json`, `outer/` (inspections, execution) and `evidence/` (the container's
+//! `/evidence`: `boundary.json`, `native/**`); `junit.xml` (one test case per scenario × mode);
+//! `native.json` (the receipt's native section, `native_receipt::section`) and `receipt.json`
+//! last (`native_receipt::native_only_receipt`: the sha256 of every other file); then the
+//! verifier replays the bundle. It never judges a record itself beyond the applied boundary:
 //! the verdicts come from the shared judge over the raw records.
 //!
-//! Exit codes: 0 every run recorded and the judge passed; 1 a run failed, the judge failed,
+//! Exit codes: 0 every run recorded, the judge passed and the verifier accepts the bundle;
+//! 1 a run failed, the judge or the verifier failed,
 //! or a step failed; 2 refused (bad argument, matrix, lock, a digest mismatch, a non-empty
 //! `--out`); 3 engine unreachable; 4 platform unavailable; 124 the container deadline; 130
 //! Ctrl-C. With `--json`, one object on stdout on every path.
@@ -57,8 +60,8 @@ pub const DEFAULT_NATIVE_DEADLINE_SECS: u64 = 900;
 
 pub const MATRIX_BUNDLE_FILE: &str = "inputs/native-matrix.json";
 pub const LOCK_BUNDLE_FILE: &str = "inputs/native.lock.json";
-pub const RECIPE_BUNDLE_FILE: &str = "inputs/native-recipe.json";
-pub const NATIVE_RECEIPT_FILE: &str = "native-receipt.json";
+/// The native image's recipe, where every bundle keeps its image recipe.
+pub const RECIPE_BUNDLE_FILE: &str = scopebox_schema::receipt::RECIPE_FILE;
 /// Container environment naming a shard (`I/N`), read by `scopebox-runner native`.
 pub const SHARD_ENV: &str = "SCOPEBOX_NATIVE_SHARD";
 
@@ -338,6 +341,7 @@ fn store_files(
 /// `scopebox native run`.
 pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     let clock = Instant::now();
+    let started_at = std::time::SystemTime::now();
     // Ctrl-C is kept from the start, as in `scopebox run`: a run interrupted before its
     // container exists writes nothing.
     let (interrupt_tx, interrupt_rx) = tokio::sync::watch::channel(false);
@@ -702,9 +706,8 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     } else {
         Outcome::Failed
     };
-    let files = receipt::list_files(&out)?;
     let durations: Vec<u64> = lines.iter().filter_map(|l| l.duration_micros).collect();
-    let summary = serde_json::json!({
+    let summary: serde_json::Value = serde_json::json!({
         "ok": outcome == Outcome::Passed,
         "exitCode": crate::exit::code(&Ok(outcome)),
         "outcome": crate::exit::outcome_name(outcome),
@@ -729,15 +732,34 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
             "clientRunsSum": durations.iter().sum::<u64>() as f64 / 1e6,
         },
     });
-    let mut receipt_doc = summary.clone();
-    receipt_doc["schemaVersion"] = 1.into();
-    receipt_doc["kind"] = "native".into();
-    receipt_doc["runLines"] = serde_json::to_value(&lines).expect("serializes");
-    receipt_doc["judgement"] = serde_json::to_value(&judgement).expect("serializes");
-    receipt_doc["files"] = serde_json::to_value(&files).expect("serializes");
-    let mut bytes = serde_json::to_vec_pretty(&receipt_doc).expect("serializes");
-    bytes.push(b'\n');
-    write_file(&out, NATIVE_RECEIPT_FILE, &bytes)?;
+    let verified = write_receipt(
+        &out,
+        &inputs,
+        platform,
+        engine_platform != Some(platform),
+        judgement,
+        &run_id,
+        (started_at, std::time::SystemTime::now()),
+        (&policy_bytes, &recipe_bytes),
+    )?;
+    let mut summary = summary;
+    summary["verified"] = verified.0.into();
+    if !verified.1.is_empty() {
+        summary["verifyFailed"] = verified.1.clone().into();
+    }
+    let outcome = if outcome == Outcome::Passed && !verified.0 {
+        Outcome::Failed
+    } else {
+        outcome
+    };
+    summary["ok"] = (outcome == Outcome::Passed).into();
+    summary["exitCode"] = crate::exit::code(&Ok(outcome)).into();
+    summary["outcome"] = crate::exit::outcome_name(outcome).into();
+    summary["receipt"] = out
+        .join(scopebox_schema::receipt::RECEIPT_FILE)
+        .display()
+        .to_string()
+        .into();
 
     const SHOWN: usize = 12;
     for p in problems.iter().take(SHOWN) {
@@ -751,6 +773,18 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
             scopebox_terminal::escape_lines(&l.failures.join("; "))
         );
     }
+    eprintln!(
+        "scopebox: native: receipt {} — {}",
+        out.join(scopebox_schema::receipt::RECEIPT_FILE).display(),
+        if verified.0 {
+            "verified: scopebox-verify accepts the bundle".to_string()
+        } else {
+            format!(
+                "NOT verified: scopebox-verify rejected it ({})",
+                verified.1.join(", ")
+            )
+        }
+    );
     eprintln!(
         "scopebox: native: {}: {runs_passed}/{total_runs} runs passed on {platform} — bundle {} ({:.1} s)",
         match outcome {
@@ -766,6 +800,68 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         crate::exit::print_summary(&summary);
     }
     Ok(outcome)
+}
+
+/// `native.json` (the receipt's native section: the judgement with the lock's pinned entry) and
+/// `receipt.json` (a native-only receipt listing every file), then the verifier's replay of the
+/// bundle from its bytes: (verified, the ids of the checks that failed).
+#[allow(clippy::too_many_arguments)]
+fn write_receipt(
+    out: &Path,
+    inputs: &Inputs,
+    platform: Platform,
+    emulated: bool,
+    judgement: NativeJudgement,
+    run_id: &str,
+    (started, finished): (std::time::SystemTime, std::time::SystemTime),
+    (policy_bytes, recipe_bytes): (&[u8], &[u8]),
+) -> Result<(bool, Vec<String>), CommandError> {
+    use scopebox_schema::native_receipt::{
+        native_only_receipt, platform_run, section, NativeOnlyRun, NATIVE_SECTION_FILE,
+    };
+    let bundle_error = |e: String| {
+        CommandError::Runtime(std::io::Error::other(format!(
+            "write the native receipt: {e}"
+        )))
+    };
+    let run = platform_run(&inputs.lock_bytes, platform, emulated, judgement, true)
+        .map_err(bundle_error)?;
+    let native =
+        section(&inputs.matrix_bytes, &inputs.lock_bytes, vec![run]).map_err(bundle_error)?;
+    let mut bytes = serde_json::to_vec_pretty(&native).expect("serializes");
+    bytes.push(b'\n');
+    write_file(out, NATIVE_SECTION_FILE, &bytes)?;
+    let files = receipt::list_files(out)?;
+    let receipt_doc = native_only_receipt(
+        NativeOnlyRun {
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            run_id: run_id.to_string(),
+            started_at: receipt::rfc3339(started),
+            finished_at: receipt::rfc3339(finished),
+            boundary_policy_sha256: sha256_hex(policy_bytes),
+            recipe_sha256: sha256_hex(recipe_bytes),
+            files,
+            provenance: None,
+        },
+        &inputs.matrix_bytes,
+    )
+    .map_err(bundle_error)?;
+    let mut bytes = serde_json::to_vec_pretty(&receipt_doc).expect("serializes");
+    bytes.push(b'\n');
+    write_file(out, scopebox_schema::receipt::RECEIPT_FILE, &bytes)?;
+    Ok(
+        match scopebox_receipts::verify::verify_dir(out, &Default::default()) {
+            Ok(report) => (
+                report.verified,
+                report
+                    .failed_ids()
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+            ),
+            Err(e) => (false, vec![format!("unreadable: {e}")]),
+        },
+    )
 }
 
 /// The evidence of several shards as one: each scenario's directory moved into `dest/native/`,
