@@ -86,7 +86,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub offline: bool,
     /// Containers to spread the scenarios over (scenario i runs in shard i mod N); the records
-    /// of a run never depend on it
+    /// of a run never depend on it; the bundle keeps the first container's inspections
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub shards: usize,
     #[command(flatten)]
@@ -619,13 +619,22 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     let evidence_dir = platform_out.join(EVIDENCE_DIR);
     let mut problems: Vec<String> = Vec::new();
     let mut shard_evidence = Vec::new();
+    let shard_tmp = tempfile::tempdir().map_err(CommandError::Runtime)?;
     for (i, rec) in records.iter_mut().enumerate() {
         // One shard: the container's /evidence is the bundle's; several: each apart, merged below.
+        // Several: each shard's /evidence is extracted outside the bundle and merged below; the
+        // first shard's outer records are the platform's, the others' are checked here (the
+        // receipt layout has one container per platform) and not kept.
         let (outer_dir, dest) = if shards == 1 {
             (platform_out.clone(), evidence_dir.clone())
         } else {
-            let d = platform_out.join(format!("shards/{i}"));
-            (d.clone(), d.join(EVIDENCE_DIR))
+            let d = shard_tmp.path().join(i.to_string());
+            let outer = if i == 0 {
+                platform_out.clone()
+            } else {
+                d.clone()
+            };
+            (outer, d.join(EVIDENCE_DIR))
         };
         if let Some(tar) = rec.evidence.take() {
             let extracted = std::fs::create_dir_all(&dest)
@@ -866,7 +875,7 @@ fn write_receipt(
 
 /// The evidence of several shards as one: each scenario's directory moved into `dest/native/`,
 /// `dest/native/index.json` with every shard's runs in matrix order (the other fields must
-/// agree), `dest/boundary.json` the first shard's (each shard's stays beside its outer records).
+/// agree), `dest/boundary.json` the first shard's (every shard's was checked against the policy).
 fn merge_shards(shards: &[PathBuf], dest: &Path, matrix: &NativeMatrix) -> Result<(), String> {
     let native = dest.join(NATIVE_DIR);
     std::fs::create_dir_all(&native).map_err(|e| format!("create {}: {e}", native.display()))?;
