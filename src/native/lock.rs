@@ -617,6 +617,18 @@ pub(crate) mod tests {
             "the shipped lock is not in canonical form"
         );
         assert_eq!(lock.platforms(), vec!["linux/amd64", "linux/arm64"]);
+        // Codex 0.163.0: a static binary on both platforms, no runtime; as the table says.
+        let codex = lock.clients.iter().find(|c| c.client == "codex").unwrap();
+        let known = KnownClient::find("codex").unwrap();
+        assert_eq!(
+            (codex.version.as_str(), codex.package.name.as_str()),
+            ("0.163.0", known.package)
+        );
+        assert_eq!(codex.binary_member, known.binary_member);
+        assert_eq!(codex.platforms.len(), 2);
+        for p in &codex.platforms {
+            assert_eq!((&p.interpreter, p.needed.len(), &p.runtime), (&None, 0, &None));
+        }
     }
 
     #[test]
