@@ -627,7 +627,10 @@ pub(crate) mod tests {
         assert_eq!(codex.binary_member, known.binary_member);
         assert_eq!(codex.platforms.len(), 2);
         for p in &codex.platforms {
-            assert_eq!((&p.interpreter, p.needed.len(), &p.runtime), (&None, 0, &None));
+            assert_eq!(
+                (&p.interpreter, p.needed.len(), &p.runtime),
+                (&None, 0, &None)
+            );
         }
     }
 

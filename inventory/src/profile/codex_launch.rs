@@ -178,7 +178,7 @@ pub fn annotate(sources: &[Source], servers: &mut [Server], layer_of: &[usize]) 
                 .copied()
                 .find(|&i| servers[i].shape.fields.contains(&field))
         };
-        let enabled = sets("enabled").map_or(true, |i| layered(&servers[i]).enabled != Some(false));
+        let enabled = sets("enabled").is_none_or(|i| layered(&servers[i]).enabled != Some(false));
         let transport = rows
             .iter()
             .map(|&i| servers[i].shape.transport)
