@@ -580,3 +580,70 @@ fn the_real_matrix_is_within_bounds_and_hostile_ones_are_not() {
     m.scenarios = vec![one; MAX_SCENARIOS + 1];
     assert!(matrix_problems(&m)[0].contains("more than"));
 }
+
+#[test]
+fn codex_json_listings_give_name_tag_and_status() {
+    let p = "--scopebox-tag=";
+    let list = r#"[{"name":"h1","enabled":true,"disabled_reason":null,
+        "transport":{"type":"streamable_http","url":"http://127.0.0.1:18500/user/h1"}},
+        {"name":"u2","enabled":false,"disabled_reason":null,
+        "transport":{"type":"stdio","command":"/scopebox/bin/scopebox-sentinel","args":["--scopebox-tag=user/u2"]}},
+        {"name":"x","enabled":false,"disabled_reason":"requirements",
+        "transport":{"type":"stdio","args":[]}}, 7]"#;
+    let (listed, problems) = codex_listed(Mode::List, list.as_bytes(), p);
+    let got: Vec<(&str, Option<&str>, &str)> = listed
+        .iter()
+        .map(|l| (l.name.as_str(), l.tag.as_deref(), l.status.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("h1", Some("user/h1"), "enabled"),
+            ("u2", Some("user/u2"), "disabled"),
+            ("x", None, "disabled:requirements"),
+        ]
+    );
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    // get: one object; an unknown name prints nothing; exec lists nothing; not JSON drifts.
+    let get = r#"{"name":"u1","enabled":true,"transport":{"type":"stdio","args":["--scopebox-tag=user/u1"]}}"#;
+    let (listed, _) = listed_servers_for(CODEX, Mode::Get, get.as_bytes(), p);
+    assert_eq!(listed[0].tag.as_deref(), Some("user/u1"));
+    assert!(codex_listed(Mode::Get, b"\n", p).0.is_empty());
+    assert!(
+        codex_listed(Mode::Headless, b"{\"type\":\"thread.started\"}\n", p)
+            .0
+            .is_empty()
+    );
+    assert_eq!(
+        codex_listed(Mode::List, b"Name Command\n", p).0[0].status,
+        "other:unparsed"
+    );
+    // Claude Code's text parser is still the default.
+    let (claude, _) = listed_servers_for(
+        "claude-code",
+        Mode::List,
+        b"u1: x --scopebox-tag=user/u1 - \xe2\x9c\x97 Failed to connect\n",
+        p,
+    );
+    assert_eq!(claude[0].status, "failed");
+}
+
+#[test]
+fn oauth_discovery_requests_are_the_declarations_they_name() {
+    for (path, tag) in [
+        ("/user/h1", Some("user/h1")),
+        ("/user/h1?x=1", Some("user/h1")),
+        (
+            "/.well-known/oauth-protected-resource/user/h1",
+            Some("user/h1"),
+        ),
+        ("/user/h1/.well-known/openid-configuration", Some("user/h1")),
+        ("/.well-known/oauth-authorization-server", None),
+        ("/", None),
+        ("", None),
+        ("/.well-known/", Some(".well-known")),
+        ("/.well-known/a/.well-known/b", None),
+    ] {
+        assert_eq!(request_tag(path).as_deref(), tag, "{path:?}");
+    }
+}
