@@ -410,7 +410,9 @@ pub fn request_tag(path: &str) -> Option<String> {
     }
     if let Some(at) = rest.rfind(WELL_KNOWN) {
         let name = &rest[at + WELL_KNOWN.len()..];
-        if !name.is_empty() && !name.contains('/') {
+        // As the regex's lazy tag group, which cannot be empty once taken: a suffix is only
+        // stripped from something.
+        if at > 0 && !name.is_empty() && !name.contains('/') {
             rest = &rest[..at];
         }
     }

@@ -642,7 +642,8 @@ fn oauth_discovery_requests_are_the_declarations_they_name() {
         ("/", None),
         ("", None),
         ("/.well-known/", Some(".well-known")),
-        ("/.well-known/a/.well-known/b", None),
+        ("/.well-known/a/.well-known/b", Some(".well-known/b")),
+        ("/a/.well-known/b/.well-known/c", Some("a/.well-known/b")),
     ] {
         assert_eq!(request_tag(path).as_deref(), tag, "{path:?}");
     }
