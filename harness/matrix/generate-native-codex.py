@@ -185,6 +185,9 @@ def write():
         "listeners": [HTTP_PORT],
         "sentinel": SENTINEL,
         "tagArgPrefix": "--scopebox-tag=",
+        # exec's OS detection tries these through PATH; the image holds neither (observed with
+        # strace: three ENOENT attempts each per exec run, nothing else is tried).
+        "absentExecs": ["/scopebox/bin/getconf", "/scopebox/bin/lsb_release"],
         "modes": {
             "list": ["mcp", "list", "--json"],
             "get": ["mcp", "get", "--json", "{name}"],

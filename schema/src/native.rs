@@ -36,6 +36,11 @@ pub struct NativeMatrix {
     pub listeners: Vec<u16>,
     pub sentinel: String,
     pub tag_arg_prefix: String,
+    /// Absolute paths the client is observed to try to exec that the native image does not hold
+    /// (each attempt fails with ENOENT: nothing runs), so the witness's exec of one is not
+    /// "other execution". Codex 0.163.0 tries `getconf` and `lsb_release` through `PATH`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent_execs: Vec<String>,
     pub modes: Modes,
     pub defaults: Defaults,
     pub scenarios: Vec<Scenario>,

@@ -780,7 +780,8 @@ fn witness_problems(
     }
     for e in execs {
         let path = e.path.as_deref();
-        if path != Some(client_path) && path != Some(matrix.sentinel.as_str()) {
+        let absent = path.is_some_and(|p| matrix.absent_execs.iter().any(|a| a == p));
+        if path != Some(client_path) && path != Some(matrix.sentinel.as_str()) && !absent {
             problems.push(format!(
                 "other execution by the client: {}",
                 witness::describe(e)
@@ -1086,6 +1087,22 @@ pub fn matrix_problems(m: &NativeMatrix) -> Vec<String> {
     }
     if m.listeners.len() > 16 {
         out.push("the native matrix has more than 16 listeners".to_string());
+    }
+    if m.absent_execs.len() > 16 {
+        out.push("the native matrix has more than 16 absentExecs".to_string());
+    }
+    for a in &m.absent_execs {
+        let normalized = a.starts_with('/')
+            && a.len() > 1
+            && !a.contains('\0')
+            && a[1..]
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..");
+        if !normalized || *a == m.sentinel {
+            out.push(format!(
+                "absentExecs {a:?} is not a normalized absolute path other than the sentinel"
+            ));
+        }
     }
     let declarations: usize = m.scenarios.iter().map(|s| s.declarations.len()).sum();
     if declarations > MAX_DECLARATIONS {

@@ -287,6 +287,22 @@ fn other_execution_by_the_client_fails_the_run() {
     assert!(r.capture_failures[0].starts_with(
         "other execution by the client: execve \"/bin/sh\" with 6 argument(s) by pid 99"
     ));
+    // A path the matrix names as absent from the image (Codex's getconf) is no execution.
+    let mut absent = s.clone();
+    let mut m: serde_json::Value = serde_json::from_slice(&absent.matrix).unwrap();
+    m["absentExecs"] = serde_json::json!(["/bin/sh"]);
+    absent.matrix = serde_json::to_vec(&m).unwrap();
+    let j = judge(&absent);
+    assert!(
+        run_of(&j, "baseline-stdio-all-scopes", Mode::Headless)
+            .capture_failures
+            .is_empty(),
+        "{j:#?}"
+    );
+    m["absentExecs"] = serde_json::json!(["../bin/sh"]);
+    absent.matrix = serde_json::to_vec(&m).unwrap();
+    let j = judge(&absent);
+    assert!(format!("{j:?}").contains("absentExecs"), "{j:#?}");
     // A dropped event: the count cannot be trusted.
     let mut s = sample();
     edit_json(&mut s, &path, |w| w["eventsDropped"] = 1.into());
