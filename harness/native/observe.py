@@ -239,7 +239,7 @@ def inner(job_path, out_path):
     env = dict(job["env"])
     inventory = None
     if job.get("mcpscope"):
-        p = subprocess.run([job["mcpscope"], job["root"], "--json"], cwd=job["cwd"], env=env,
+        p = subprocess.run([job["mcpscope"], job["root"], "--json", "--client", job["clientId"]], cwd=job["cwd"], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, user=BOX_UID, group=BOX_UID,
                            extra_groups=[], timeout=30)
         inventory = {"exitCode": p.returncode, "stdout": p.stdout.decode(errors="replace"),
@@ -418,7 +418,8 @@ def jobs_of(matrix, scenario, tools):
     env.update(scenario.get("env", {}))
     for run in scenario["runs"]:
         yield run, {
-            "client": tools["client"], "sentinel": tools["sentinel"], "mcpscope": tools.get("mcpscope"),
+            "client": tools["client"], "clientId": matrix["client"]["id"], "sentinel": tools["sentinel"],
+            "mcpscope": tools.get("mcpscope"),
             "args": mode_args(matrix, run), "env": env,
             "cwd": scenario.get("cwd", matrix["defaults"]["cwd"]),
             "root": scenario.get("root", matrix["defaults"]["root"]),
