@@ -485,6 +485,28 @@ s.get("same", 0, [], [("same", m, E)])
 s.headless(1, [m])
 s.done()
 
+s = Scenario("system-syntax-error", "a TOML syntax error in /etc/codex/config.toml: Codex refuses to start (\"failed "
+             "to load bootstrap configuration\")", ["malformed-refuses", "system-file"])
+s.declare("system/s1", "s1", "system", "stdio", SYSTEM_TOML)
+s.raw_file(SYSTEM_TOML, ("[mcp_servers.s1]\n%s\n[mcp_servers\n" % "\n".join(stdio_lines("system/s1"))).encode())
+u1 = s.server("user", "u1")
+s.no_row("system/s1"); s.predict(u1, "refused", "refused")
+s.list_(1, [], [])
+s.get("u1", 1, [], [])
+s.headless(1, [])
+s.done()
+
+s = Scenario("managed-syntax-error", "a TOML syntax error in /etc/codex/managed_config.toml: Codex refuses to start",
+             ["malformed-refuses", "managed-file"])
+s.declare("managed/m1", "m1", "managed", "stdio", MANAGED_TOML)
+s.raw_file(MANAGED_TOML, ("[mcp_servers.m1]\n%s\n[mcp_servers\n" % "\n".join(stdio_lines("managed/m1"))).encode())
+u1 = s.server("user", "u1")
+s.no_row("managed/m1"); s.predict(u1, "refused", "refused")
+s.list_(1, [], [])
+s.get("u1", 1, [], [])
+s.headless(1, [])
+s.done()
+
 # ---- the root through a symlink ----
 
 s = Scenario("root-symlink-trust-realpath", "cwd /work/link -> /work/proj, trusted under the realpath: loaded",
@@ -532,6 +554,33 @@ u1 = s.server("user", "u1")
 s.predict(h1, "listed", "unknown"); s.predict(u1, "listed", "launch")
 s.list_(0, [], [("h1", h1, E), ("u1", u1, E)])
 s.get("h1", 0, [], [("h1", h1, E)])
+s.headless(1, [u1])
+s.done()
+
+s = Scenario("http-static-authorization", "an http server with a static Authorization header (http_headers): mcp list "
+             "does not probe it, exec connects", ["http-headers", "http-connect-is-launch"])
+h1 = s.server("user", "h1", "http", extra=['http_headers = { Authorization = "Bearer scopebox-not-a-token" }'])
+s.predict(h1, "unknown", "launch", get="listed")
+s.list_(0, [], [("h1", h1, E)])
+s.get("h1", 0, [], [("h1", h1, E)])
+s.headless(1, [h1])
+s.done()
+
+s = Scenario("http-env-header-unset", "an http server whose env_http_headers names an unset variable: mcp list probes it "
+             "(no header to send), exec connects", ["http-headers", "list-probes-http"])
+h1 = s.server("user", "h1", "http", extra=['env_http_headers = { Authorization = "SCOPEBOX_UNSET_HEADER" }'])
+s.predict(h1, "unknown", "launch", get="listed")
+s.list_(0, [h1], [("h1", h1, E)])
+s.get("h1", 0, [], [("h1", h1, E)])
+s.headless(1, [h1])
+s.done()
+
+s = Scenario("unknown-server-field", "an unknown field in a server table (and a startup timeout): accepted, the server "
+             "runs", ["unknown-field"])
+u1 = s.server("user", "u1", extra=["scopebox_unknown_field = 1", "startup_timeout_sec = 5"])
+s.predict(u1, "listed", "launch")
+s.list_(0, [], [("u1", u1, E)])
+s.get("u1", 0, [], [("u1", u1, E)])
 s.headless(1, [u1])
 s.done()
 

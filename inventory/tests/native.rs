@@ -413,7 +413,7 @@ fn mcpscope_says_what_the_codex_matrix_documents_and_validates_against_0_163_0()
         for row in doc["servers"].as_array().unwrap() {
             let p = &row["predictedLaunch"];
             // Null only where nothing was decided (trust or a file not read).
-            let expected = if p["list"] == "unknown" {
+            let expected = if p["list"] == "unknown" && p["headless"] == "unknown" {
                 serde_json::Value::Null
             } else {
                 serde_json::json!("0.163.0")

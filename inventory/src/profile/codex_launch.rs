@@ -6,7 +6,9 @@
 //!
 //! - `mcp list` and `mcp get` start no stdio server; `mcp list` contacts every enabled http
 //!   server without `bearer_token_env_var` (a GET of its URL and its OAuth discovery paths):
-//!   `launch`; `mcp get` contacts nothing: `listed`.
+//!   `launch` — but not one with a static `Authorization` header, and one with
+//!   `env_http_headers` only when that variable is unset: with either header table, whose
+//!   names and variables mcpscope never reads, `unknown`; `mcp get` contacts nothing: `listed`.
 //! - `exec` starts every enabled server of every loaded layer: `launch`; an http server whose
 //!   `bearer_token_env_var` is set is connected only if that variable is set — mcpscope reads no
 //!   environment: `unknown`.
@@ -185,6 +187,9 @@ pub fn annotate(sources: &[Source], servers: &mut [Server], layer_of: &[usize]) 
             .find(|t| *t != Transport::Unknown)
             .unwrap_or(Transport::Unknown);
         let bearer = sets("bearer_token_env_var").is_some();
+        // Header names are never read: a static `Authorization` header stops list's OAuth
+        // probe (observed), an env header depends on the environment.
+        let headers = sets("http_headers").is_some() || sets("env_http_headers").is_some();
         let trust_unknown = rows
             .iter()
             .any(|&i| loaded(&sources[layer_of[i]]).is_none());
@@ -196,10 +201,10 @@ pub fn annotate(sources: &[Source], servers: &mut [Server], layer_of: &[usize]) 
             } else {
                 let http = transport == Transport::Http;
                 PredictedLaunch {
-                    list: if http && !bearer {
-                        Prediction::Launch
-                    } else {
-                        Prediction::Listed
+                    list: match (http, bearer, headers) {
+                        (true, false, false) => Prediction::Launch,
+                        (true, false, true) => Prediction::Unknown,
+                        _ => Prediction::Listed,
                     },
                     get: Prediction::Listed,
                     headless: if http && bearer {
