@@ -300,6 +300,44 @@ pub enum Failure {
     StaleDivergence { tag: String, kind: DivergenceKind },
 }
 
+impl Failure {
+    /// The failure in words, one line (tags and texts are the matrix's and the client's:
+    /// escape them before a terminal).
+    pub fn describe(&self) -> String {
+        match self {
+            Failure::ClientDrift { what } => format!("client drift: {what}"),
+            Failure::UndeclaredLaunch { tag } => {
+                format!("undeclared launch: {tag:?} fired, and no declaration has that tag")
+            }
+            Failure::Missed { tag } => format!(
+                "missed: the client launched or listed {tag}, and mcpscope has no row for it"
+            ),
+            Failure::Prediction {
+                tag,
+                predicted,
+                launched,
+            } => format!(
+                "prediction: mcpscope predicts {predicted} for {tag}, the client {}",
+                if *launched {
+                    "launched it"
+                } else {
+                    "did not launch it"
+                }
+            ),
+            Failure::NoPrediction { tag } => {
+                format!("no prediction: mcpscope's row for {tag} has no predictedLaunch")
+            }
+            Failure::StaleDivergence { tag, kind } => format!(
+                "stale divergence: the {} divergence named for {tag} no longer diverges",
+                match kind {
+                    DivergenceKind::Missed => "missed",
+                    DivergenceKind::Prediction => "prediction",
+                }
+            ),
+        }
+    }
+}
+
 /// A divergence the scenario names and that did diverge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

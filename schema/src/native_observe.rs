@@ -1085,6 +1085,16 @@ pub fn matrix_problems(m: &NativeMatrix) -> Vec<String> {
         ));
         return out;
     }
+    if m.sentinel != crate::layout::SENTINEL_BIN {
+        out.push(format!(
+            "the native matrix's sentinel is {:?}, not {}",
+            m.sentinel,
+            crate::layout::SENTINEL_BIN
+        ));
+    }
+    if m.tag_arg_prefix.is_empty() {
+        out.push("the native matrix's tagArgPrefix is empty".to_string());
+    }
     if m.listeners.len() > 16 {
         out.push("the native matrix has more than 16 listeners".to_string());
     }

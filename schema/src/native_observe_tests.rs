@@ -589,8 +589,9 @@ fn the_real_matrix_is_within_bounds_and_hostile_ones_are_not() {
         });
     m.scenarios[1].runs.swap(0, 2);
     m.scenarios[2].id = "../x".into();
+    m.sentinel = "/bin/sh".into();
     let p = matrix_problems(&m);
-    assert_eq!(p.len(), 3, "{p:?}");
+    assert_eq!(p.len(), 4, "{p:?}");
     let mut m = matrix();
     let one = m.scenarios[0].clone();
     m.scenarios = vec![one; MAX_SCENARIOS + 1];
@@ -663,4 +664,20 @@ fn oauth_discovery_requests_are_the_declarations_they_name() {
     ] {
         assert_eq!(request_tag(path).as_deref(), tag, "{path:?}");
     }
+}
+
+#[test]
+fn failures_read_in_words() {
+    let f = Failure::Prediction {
+        tag: "user/u1".into(),
+        predicted: "launch".into(),
+        launched: false,
+    };
+    assert_eq!(
+        f.describe(),
+        "prediction: mcpscope predicts launch for user/u1, the client did not launch it"
+    );
+    assert!(Failure::Missed { tag: "p/x".into() }
+        .describe()
+        .starts_with("missed: the client launched or listed p/x"));
 }
