@@ -599,6 +599,22 @@ fn the_real_matrix_is_within_bounds_and_hostile_ones_are_not() {
 }
 
 #[test]
+fn failures_read_in_words() {
+    let f = Failure::Prediction {
+        tag: "user/u1".into(),
+        predicted: "launch".into(),
+        launched: false,
+    };
+    assert_eq!(
+        f.describe(),
+        "prediction: mcpscope predicts launch for user/u1, the client did not launch it"
+    );
+    assert!(Failure::Missed { tag: "p/x".into() }
+        .describe()
+        .starts_with("missed: the client launched or listed p/x"));
+}
+
+#[test]
 fn codex_json_listings_give_name_tag_and_status() {
     let p = "--scopebox-tag=";
     let list = r#"[{"name":"h1","enabled":true,"disabled_reason":null,
@@ -664,20 +680,4 @@ fn oauth_discovery_requests_are_the_declarations_they_name() {
     ] {
         assert_eq!(request_tag(path).as_deref(), tag, "{path:?}");
     }
-}
-
-#[test]
-fn failures_read_in_words() {
-    let f = Failure::Prediction {
-        tag: "user/u1".into(),
-        predicted: "launch".into(),
-        launched: false,
-    };
-    assert_eq!(
-        f.describe(),
-        "prediction: mcpscope predicts launch for user/u1, the client did not launch it"
-    );
-    assert!(Failure::Missed { tag: "p/x".into() }
-        .describe()
-        .starts_with("missed: the client launched or listed p/x"));
 }
