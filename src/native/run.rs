@@ -388,9 +388,11 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         let cache = Cache::open(&cache_root)?;
         let mut registry = registry::Subprocess::new(&cache_root);
         let platforms = [fetch_args.platform.clone()];
+        let clients = [fetch_args.client.clone()];
         let plan = FetchPlan {
             lock: &lock,
             platforms: &platforms,
+            clients: &clients,
             offline: fetch_args.offline,
         };
         let mut note = |line: String| eprintln!("scopebox: native: {line}");
