@@ -50,8 +50,13 @@ use std::time::{Duration, Instant};
 
 /// The native image's recipe (the candidate's, with the native entrypoint arguments).
 pub const NATIVE_RECIPE: &[u8] = include_bytes!("../../images/native-recipe.json");
-/// The shipped native matrix, relative to the source root.
+/// The shipped native matrix of Claude Code, relative to the source root.
 pub const DEFAULT_MATRIX: &str = "harness/matrix/native-claude-code.json";
+
+/// The shipped native matrix of `client` (`harness/matrix/native-<client>.json`).
+pub fn default_matrix(client: &str) -> String {
+    format!("harness/matrix/native-{client}.json")
+}
 /// Where bundles go when `--out` is not given, relative to the current directory.
 pub const DEFAULT_NATIVE_RUNS_DIR: &str = "out/native";
 /// The whole container's deadline when none is given: 153 client runs of about a second each
@@ -112,6 +117,8 @@ fn usage(text: impl Into<String>) -> CommandError {
 
 /// The inputs the image is made of, read and checked before anything is built.
 struct Inputs {
+    /// The native recipe for this client (`recipe_for`), exactly as bundled.
+    recipe_bytes: Vec<u8>,
     matrix: NativeMatrix,
     matrix_bytes: Vec<u8>,
     lock_bytes: Vec<u8>,
@@ -129,7 +136,7 @@ fn read_inputs(args: &RunArgs, root: &Path) -> Result<Inputs, CommandError> {
     let matrix_path = args
         .matrix
         .clone()
-        .unwrap_or_else(|| root.join(DEFAULT_MATRIX));
+        .unwrap_or_else(|| root.join(default_matrix(&args.client)));
     let matrix_bytes = std::fs::read(&matrix_path).map_err(|source| CommandError::MatrixRead {
         path: matrix_path.clone(),
         source,
@@ -187,22 +194,40 @@ fn read_inputs(args: &RunArgs, root: &Path) -> Result<Inputs, CommandError> {
             args.client, matrix.client.version, client.version
         )));
     }
-    let recipe = Recipe::parse(NATIVE_RECIPE).map_err(image::ImageError::from)?;
-    if recipe.cmd.get(1).map(String::as_str) != Some(NATIVE_MATRIX_IN_IMAGE)
-        || recipe.cmd.get(2) != Some(&client.image_path)
-    {
-        return Err(usage(format!(
-            "images/native-recipe.json runs {:?}; it must run the native matrix at {NATIVE_MATRIX_IN_IMAGE} against the lock's {}",
-            recipe.cmd, client.image_path
-        )));
-    }
+    let recipe_bytes = recipe_for(&client.image_path)?;
     Ok(Inputs {
+        recipe_bytes,
         matrix,
         matrix_bytes,
         lock_bytes,
         client_path: client.image_path.clone(),
         platform,
     })
+}
+
+/// The native recipe for a client whose binary is at `client_path`: `images/native-recipe.json`
+/// (written for Claude Code) with its command's client argument set to `client_path`, as
+/// two-space JSON — so each client's image is content-addressed by its own recipe bytes, which
+/// the bundle carries. The command must otherwise be `native NATIVE_MATRIX_IN_IMAGE CLIENT`.
+pub fn recipe_for(client_path: &str) -> Result<Vec<u8>, CommandError> {
+    let recipe = Recipe::parse(NATIVE_RECIPE).map_err(image::ImageError::from)?;
+    if recipe.cmd.len() != 3 || recipe.cmd[0] != "native" || recipe.cmd[1] != NATIVE_MATRIX_IN_IMAGE
+    {
+        return Err(usage(format!(
+            "images/native-recipe.json runs {:?}; it must run `native {NATIVE_MATRIX_IN_IMAGE} CLIENT`",
+            recipe.cmd
+        )));
+    }
+    if recipe.cmd[2] == client_path {
+        return Ok(NATIVE_RECIPE.to_vec());
+    }
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(NATIVE_RECIPE).expect("the recipe parsed above");
+    doc["cmd"][2] = client_path.into();
+    let mut bytes = serde_json::to_vec_pretty(&doc).expect("serializes");
+    bytes.push(b'\n');
+    Recipe::parse(&bytes).map_err(image::ImageError::from)?;
+    Ok(bytes)
 }
 
 /// The checks the runner applies to a native matrix (`scopebox_harness::native::problems`,
@@ -374,10 +399,8 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         .unwrap_or_else(|| Path::new(DEFAULT_NATIVE_RUNS_DIR).join(&run_id));
     receipt::check_dir(&out)?;
     let (policy, policy_bytes) = crate::shipped::policy()?;
-    let (recipe, recipe_bytes) = (
-        Recipe::parse(NATIVE_RECIPE).map_err(image::ImageError::from)?,
-        NATIVE_RECIPE.to_vec(),
-    );
+    let recipe_bytes = inputs.recipe_bytes.clone();
+    let recipe = Recipe::parse(&recipe_bytes).map_err(image::ImageError::from)?;
 
     // The pinned files, present and verified (a blocking job: hashing ~400 MB).
     let fetch_args = args.clone();
@@ -1206,6 +1229,22 @@ mod tests {
                 || e.path == "/lib64";
             assert!(known, "{} is in the layer", e.path);
         }
+    }
+
+    #[test]
+    fn each_client_gets_its_own_recipe_naming_its_binary() {
+        assert_eq!(
+            recipe_for("/scopebox/native/claude-code/claude").unwrap(),
+            NATIVE_RECIPE
+        );
+        let codex = recipe_for("/scopebox/native/codex/codex").unwrap();
+        let r = Recipe::parse(&codex).unwrap();
+        assert_eq!(r.cmd[2], "/scopebox/native/codex/codex");
+        assert_eq!(r.cmd[1], NATIVE_MATRIX_IN_IMAGE);
+        assert_eq!(default_matrix("codex"), "harness/matrix/native-codex.json");
+        assert!(crate::toolchain::workspace_root()
+            .join(default_matrix("codex"))
+            .is_file());
     }
 
     #[test]
