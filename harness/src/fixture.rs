@@ -13,32 +13,84 @@ use scopebox_schema::matrix::FixtureEntry;
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Removes everything below each fixture root (the roots themselves are mount points and
 /// stay). Directories are made accessible first, so denied trees can be removed.
 pub fn clear(layout: &Layout) -> Result<(), HarnessError> {
     for (_, root) in &layout.fixture_roots {
-        let entries = fs::read_dir(root).at("list", root)?;
-        for entry in entries {
-            let entry = entry.at("list", root)?;
-            force_remove(&entry.path())?;
+        // Children before their directory, so each directory is empty when it is removed.
+        visit(root, true, 0o700, &mut |entry| {
+            let path = entry.path();
+            if entry.file_type().is_dir() {
+                fs::remove_dir(path).at("remove", path)
+            } else {
+                fs::remove_file(path).at("remove", path)
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// Visits every node below `root` (not `root` itself) with `walkdir`, never following a
+/// symlink; with `contents_first`, a directory's entries come before it. walkdir lists a
+/// directory as it reaches it, so a directory whose owner lacks the `unlock` bits (a denied
+/// fixture directory, or one the candidate made) shows up as a permission error: it is then
+/// given those bits, its subtree visited, and its mode restored (unless `f` removed it).
+fn visit(
+    root: &Path,
+    contents_first: bool,
+    unlock: u32,
+    f: &mut dyn FnMut(&walkdir::DirEntry) -> Result<(), HarnessError>,
+) -> Result<(), HarnessError> {
+    let walk = walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .follow_links(false)
+        .contents_first(contents_first);
+    for entry in walk {
+        let denied = match entry {
+            Ok(entry) => {
+                f(&entry)?;
+                continue;
+            }
+            Err(e) => denied_directory(root, e, unlock)?,
+        };
+        let (dir, perm) = denied;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(perm | unlock)).at("unlock", &dir)?;
+        let result = visit(&dir, contents_first, unlock, f);
+        match fs::set_permissions(&dir, fs::Permissions::from_mode(perm)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                result?;
+                return Err(HarnessError::new("restore mode of", &dir, e));
+            }
+            _ => result?,
         }
     }
     Ok(())
 }
 
-fn force_remove(path: &Path) -> Result<(), HarnessError> {
-    let meta = fs::symlink_metadata(path).at("inspect", path)?;
-    if meta.file_type().is_dir() {
-        fs::set_permissions(path, fs::Permissions::from_mode(0o700)).at("unlock", path)?;
-        for entry in fs::read_dir(path).at("list", path)? {
-            force_remove(&entry.at("list", path)?.path())?;
-        }
-        fs::remove_dir(path).at("remove", path)
-    } else {
-        fs::remove_file(path).at("remove", path)
+/// A walk error that is a directory its owner may not list for want of `unlock` bits: its
+/// path and mode. Any other error (or a directory that has the bits and still cannot be
+/// listed) is the walk's failure.
+fn denied_directory(
+    root: &Path,
+    error: walkdir::Error,
+    unlock: u32,
+) -> Result<(PathBuf, u32), HarnessError> {
+    let path = error.path().unwrap_or(root).to_path_buf();
+    let denied = error
+        .io_error()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+    let io = std::io::Error::from(error);
+    if !denied {
+        return Err(HarnessError::new("list", &path, io));
     }
+    let meta = fs::symlink_metadata(&path).at("inspect", &path)?;
+    let perm = meta.mode() & 0o7777;
+    if !meta.is_dir() || perm & unlock == unlock {
+        return Err(HarnessError::new("list", &path, io));
+    }
+    Ok((path, perm))
 }
 
 /// Creates every entry in order (parents as 0755 directories), then applies the declared
@@ -116,56 +168,48 @@ fn mode_of(mode: &Option<String>, default: u32) -> Result<u32, String> {
 pub fn walk(layout: &Layout) -> Result<Vec<FixtureObservation>, HarnessError> {
     let mut out = Vec::new();
     for (_, root) in &layout.fixture_roots {
-        walk_dir(layout, root, &mut out)?;
+        visit(root, false, 0o500, &mut |entry| {
+            out.push(observe(layout, entry)?);
+            Ok(())
+        })?;
     }
     out.sort();
     Ok(out)
 }
 
-fn walk_dir(
-    layout: &Layout,
-    dir: &Path,
-    out: &mut Vec<FixtureObservation>,
-) -> Result<(), HarnessError> {
-    let entries = fs::read_dir(dir).at("list", dir)?;
-    let mut paths = Vec::new();
-    for entry in entries {
-        paths.push(entry.at("list", dir)?.path());
-    }
-    for path in paths {
-        let meta = fs::symlink_metadata(&path).at("inspect", &path)?;
-        let ft = meta.file_type();
-        let perm = meta.mode() & 0o7777;
-        let (kind, size, sha256) = if ft.is_symlink() {
-            let target = fs::read_link(&path).at("read link", &path)?;
-            let text = layout.logical_target(&target);
-            (
-                "symlink",
-                text.len() as u64,
-                Some(sha256_hex(text.as_bytes())),
-            )
-        } else if ft.is_file() {
-            let bytes = with_mode_at_least(&path, perm, 0o400, || read_file(&path))?;
-            ("file", bytes.len() as u64, Some(sha256_hex(&bytes)))
-        } else if ft.is_dir() {
-            with_mode_at_least(&path, perm, 0o500, || walk_dir(layout, &path, out))?;
-            ("dir", 0, None)
-        } else if ft.is_fifo() {
-            ("fifo", 0, None)
-        } else if ft.is_socket() {
-            ("socket", 0, None)
-        } else {
-            ("other", 0, None)
-        };
-        out.push(FixtureObservation {
-            path: layout.logical(&path),
-            kind: kind.to_string(),
-            mode: judge::format_mode(perm),
-            size,
-            sha256,
-        });
-    }
-    Ok(())
+/// One node as the walk records it (its mode as found, before any unlocking).
+fn observe(layout: &Layout, entry: &walkdir::DirEntry) -> Result<FixtureObservation, HarnessError> {
+    let path = entry.path();
+    let meta = fs::symlink_metadata(path).at("inspect", path)?;
+    let ft = meta.file_type();
+    let perm = meta.mode() & 0o7777;
+    let (kind, size, sha256) = if ft.is_symlink() {
+        let target = fs::read_link(path).at("read link", path)?;
+        let text = layout.logical_target(&target);
+        (
+            "symlink",
+            text.len() as u64,
+            Some(sha256_hex(text.as_bytes())),
+        )
+    } else if ft.is_file() {
+        let bytes = with_mode_at_least(path, perm, 0o400, || read_file(path))?;
+        ("file", bytes.len() as u64, Some(sha256_hex(&bytes)))
+    } else if ft.is_dir() {
+        ("dir", 0, None)
+    } else if ft.is_fifo() {
+        ("fifo", 0, None)
+    } else if ft.is_socket() {
+        ("socket", 0, None)
+    } else {
+        ("other", 0, None)
+    };
+    Ok(FixtureObservation {
+        path: layout.logical(path),
+        kind: kind.to_string(),
+        mode: judge::format_mode(perm),
+        size,
+        sha256,
+    })
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, HarnessError> {
@@ -197,6 +241,7 @@ fn with_mode_at_least<T>(
 mod tests {
     use super::*;
     use scopebox_schema::matrix::FileContent;
+    use std::os::unix::process::CommandExt;
 
     fn layout() -> (tempfile::TempDir, Layout) {
         crate::scratch_layout()
@@ -377,6 +422,80 @@ mod tests {
         for (_, root) in &l.fixture_roots {
             assert!(root.is_dir());
         }
+    }
+
+    /// Set to a directory: `nested_denied_directories_...` runs its body there (it is then the
+    /// test binary re-run as uid 1000 by the same test running as root).
+    const AS_OWNER_DIR: &str = "SCOPEBOX_TEST_DENIED_WALK_DIR";
+
+    /// A denied directory inside a denied directory (as a candidate could leave behind, with
+    /// modes the matrix never declared): every level is recorded with its own mode, given
+    /// back its mode afterwards, and removed by `clear`. Root reads through any mode, so as
+    /// root the test re-runs itself as uid 1000 (the container's user), for whom the modes
+    /// really deny and the walk must unlock.
+    #[test]
+    fn nested_denied_directories_are_walked_restored_and_cleared() {
+        if let Some(dir) = std::env::var_os(AS_OWNER_DIR) {
+            let layout = Layout::rebased(
+                Path::new(&dir),
+                Path::new("/nonexistent"),
+                Path::new("/nonexistent"),
+            )
+            .unwrap();
+            return denied_walk(&layout);
+        }
+        if !rustix::process::geteuid().is_root() {
+            let (_d, l) = layout();
+            return denied_walk(&l);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let owner = tempfile::tempdir().unwrap();
+        std::os::unix::fs::chown(dir.path(), Some(1000), Some(1000)).unwrap();
+        fs::set_permissions(owner.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "fixture::tests::nested_denied_directories_are_walked_restored_and_cleared",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(AS_OWNER_DIR, dir.path())
+            .current_dir(owner.path())
+            .uid(1000)
+            .gid(1000)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("1 passed"),
+            "as uid 1000: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn denied_walk(l: &Layout) {
+        let outer = l.host("/work/p/outer");
+        let inner = outer.join("inner");
+        fs::create_dir_all(&inner).unwrap();
+        fs::write(inner.join("x.json"), "{}").unwrap();
+        for (path, mode) in [(inner.join("x.json"), 0o000), (inner.clone(), 0o100)] {
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+        }
+        fs::set_permissions(&outer, fs::Permissions::from_mode(0o300)).unwrap();
+        if !rustix::process::geteuid().is_root() {
+            assert!(fs::read_dir(&outer).is_err(), "the mode really denies");
+        }
+        let w = walk(l).unwrap();
+        assert_eq!(find(&w, "/work/p/outer").mode, "0300");
+        assert_eq!(find(&w, "/work/p/outer/inner").mode, "0100");
+        let file = find(&w, "/work/p/outer/inner/x.json");
+        assert_eq!((file.mode.as_str(), file.size), ("0000", 2));
+        assert_eq!(fs::symlink_metadata(&outer).unwrap().mode() & 0o7777, 0o300);
+        fs::set_permissions(&outer, fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(fs::symlink_metadata(&inner).unwrap().mode() & 0o7777, 0o100);
+        fs::set_permissions(&outer, fs::Permissions::from_mode(0o000)).unwrap();
+        clear(l).unwrap();
+        assert_eq!(walk(l).unwrap(), vec![]);
     }
 
     #[test]

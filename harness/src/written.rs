@@ -31,20 +31,18 @@ pub fn scratch_listing(layout: &Layout) -> ScratchListing {
 }
 
 fn list(layout: &Layout, dir: &Path, logical: &str, out: &mut ScratchListing) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
+    let walk = walkdir::WalkDir::new(dir).min_depth(1).follow_links(false);
+    // Unreadable parts are left out: the kernel witness reports every open for writing.
+    for entry in walk.into_iter().flatten() {
         let path = entry.path();
-        let name = format!("{logical}/{}", entry.file_name().to_string_lossy());
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        if !entry.file_type().is_file() || path == layout.sentinel_marker {
+            continue;
+        }
+        let Ok(relative) = path.strip_prefix(dir) else {
             continue;
         };
-        if meta.is_dir() {
-            list(layout, &path, &name, out);
-        } else if meta.is_file() && path != layout.sentinel_marker {
-            out.insert(name, std::fs::read(&path).ok().map(|b| sha256_hex(&b)));
-        }
+        let name = format!("{logical}/{}", relative.to_string_lossy());
+        out.insert(name, std::fs::read(path).ok().map(|b| sha256_hex(&b)));
     }
 }
 

@@ -13,6 +13,9 @@ pub mod judge;
 pub mod matrix;
 pub mod native;
 pub mod native_capture;
+pub mod native_observe;
+#[cfg(any(test, feature = "native-sample"))]
+pub mod native_sample;
 pub mod platform;
 pub mod policy;
 pub mod receipt;

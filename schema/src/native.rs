@@ -258,7 +258,7 @@ pub fn inventory_rows(
 }
 
 /// One failure of a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "failure", rename_all = "kebab-case")]
 pub enum Failure {
     /// The client's exit code, launched set or listed entries differ from the expectation.
@@ -280,7 +280,8 @@ pub enum Failure {
 }
 
 /// A divergence the scenario names and that did diverge.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ExpectedDivergence {
     pub tag: String,
     pub kind: DivergenceKind,
