@@ -17,6 +17,7 @@
 use scopebox_harness::run::{self, RunStatus};
 use scopebox_harness::watch::{self, Entry, Watch};
 use scopebox_harness::Layout;
+use scopebox_schema::evidence::{Shard, SHARD_ENV};
 use scopebox_schema::layout;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,9 +91,10 @@ fn watched(layout: &Layout, args: &[String], host: Host) -> RunStatus {
             &mut progress,
         ),
         Ok(Entry::Refused(reason)) => run::refuse(layout, "witness", &reason, &mut progress),
-        Ok(Entry::Supervised(kernel)) => {
-            run::run(layout, &mut Watch::Kernel(kernel), &mut progress)
-        }
+        Ok(Entry::Supervised(kernel)) => match shard() {
+            Ok(shard) => run::run(layout, shard, &mut Watch::Kernel(kernel), &mut progress),
+            Err(message) => run::refuse(layout, "shard", &message, &mut progress),
+        },
         Ok(Entry::Bare) => {
             let witness = match witness_path(host) {
                 Ok(w) => w,
@@ -119,6 +121,18 @@ fn watched(layout: &Layout, args: &[String], host: Host) -> RunStatus {
                 &mut progress,
             )
         }
+    }
+}
+
+/// This container's share of the matrix: `SHARD_ENV` (`<index>/<count>`, set by the
+/// orchestrator when it splits a platform's matrix across containers), else every case.
+fn shard() -> Result<Shard, String> {
+    match std::env::var(SHARD_ENV) {
+        Err(std::env::VarError::NotPresent) => Ok(Shard::WHOLE),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err(format!("failed to read {SHARD_ENV}: not UTF-8"))
+        }
+        Ok(text) => Shard::parse(&text).map_err(|e| format!("failed to pick the shard: {e}")),
     }
 }
 
