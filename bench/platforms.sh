@@ -2,6 +2,7 @@
 # Platform benchmark: figures, not a pass/fail test.
 #
 #   bash bench/platforms.sh [RUNS]     # needs the Docker engine, python3; arm64 needs .ci/setup-emulation
+#   SCOPEBOX_BIN=path/to/scopebox bash bench/platforms.sh [RUNS]   # measure that binary, build nothing
 #
 # Side by side, in one invocation, on the same engine, RUNS times each (median reported):
 #   floor-amd64 / floor-arm64  a no-op container with the evidence boundary (the policy's flags,
@@ -17,8 +18,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
-cargo build --quiet --release -p scopebox
-bin=target/release/scopebox
+# SCOPEBOX_BIN: an already built scopebox to measure instead (nothing is built then).
+bin=${SCOPEBOX_BIN:-target/release/scopebox}
+[ -n "${SCOPEBOX_BIN:-}" ] || cargo build --quiet --release -p scopebox
 work=$(mktemp -d /tmp/scopebox-bench.XXXXXX)
 cleanup() {
   rm -rf "$work"

@@ -359,7 +359,7 @@ impl Shard {
             .split_once('/')
             .and_then(|(i, k)| Some((number(i)?, number(k)?)));
         match parsed {
-            Some((index, of)) if of >= 1 && of <= MAX_SHARDS && index < of => {
+            Some((index, of)) if (1..=MAX_SHARDS).contains(&of) && index < of => {
                 Ok(Shard { index, of })
             }
             _ => Err(format!(

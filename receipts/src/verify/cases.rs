@@ -332,7 +332,7 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
         ));
     }
     // Each container's summary.json: its shard's cases and counts.
-    for index in 0..count {
+    for (index, &passed) in passed_in.iter().enumerate() {
         let shard = Shard { index, of: count };
         let container = PlatformContext {
             ctx: p.ctx,
@@ -348,7 +348,7 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
             .filter(|(position, _)| shard.runs(*position))
             .map(|(_, c)| c.id.as_str())
             .collect();
-        let (total, passed) = (ids.len(), passed_in[index]);
+        let total = ids.len();
         let failed = total - passed;
         match container.parse::<RunSummary>(&summary_path()) {
             Err(e) => f.summary.push(e),

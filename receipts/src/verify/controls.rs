@@ -139,7 +139,7 @@ fn negative_failures(p: &PlatformContext, stated: Option<&Controls>) -> Vec<Stri
             ));
         }
     }
-    let (n, verdict) = judge::negative_control(&matrix, &record, stdout, stderr);
+    let (n, verdict) = judge::negative_control(matrix, &record, stdout, stderr);
     if verdict != run.verdict {
         failures.push(format!(
             "re-judged, the reference host's run fails with {:?}; the runner recorded {:?}",
