@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Observes the real, pinned Claude Code natively on this host, scenario by scenario, and checks
-a native matrix (harness/matrix/native-claude-code.json) against what it actually did.
+"""Observes a real, pinned native client (Claude Code or Codex) on this host, scenario by scenario,
+and checks a native matrix (harness/matrix/native-claude-code.json, native-codex.json) against what
+it actually did. The matrix's `client.id` says which client it is and how its output is read.
 
 What it owns: laying out each scenario's fixture at the box's own paths, running the native client
-in one mode (`mcp list`, `mcp get NAME`, headless `-p`), and recording what it launched and listed.
+in one mode (`mcp list`, `mcp get NAME`, headless: Claude Code's `-p`, Codex's `exec`), and
+recording what it launched and listed.
 What it must never do: execute anything a fixture names except our own tagged sentinel, touch the
 network (every run is in a fresh network namespace with only `lo`), or leave anything behind on
 the host.
@@ -11,13 +13,14 @@ the host.
 How one run is isolated (Linux, root): `unshare --mount --net --propagation private` starts a
 child of this script in a private mount and network namespace. There it brings `lo` up, chroots
 into a copy-on-write overlay of the host's root filesystem (its upper layer on a private tmpfs)
-and mounts fresh tmpfs over the box's fixture roots (`/work`, `/home/node`, `/etc/claude-code`),
+and mounts fresh tmpfs over the box's fixture roots (`/work`, `/home/node`, `/etc/claude-code`,
+`/etc/codex`),
 its private `/tmp` and `/scopebox` (where the sentinel lives), lays the fixture out, starts the
 loopback listeners (a stand-in for the model API that answers HTTP 400 at once, and an MCP HTTP
 listener that logs every request and answers 404), then runs the client as uid/gid 1000 with the
 box's environment. So the exact bytes of the matrix run here as they will in the box — no path is
 rebased — and nothing on the host is written, not even a mount point: the host's own
-`/etc/claude-code` (present or not, touched by others or not) is never seen.
+`/etc/claude-code` or `/etc/codex` (present or not, touched by others or not) is never seen.
 
 Witness on the host: every stdio server's command is the sentinel (`scopebox-sentinel`, built
 from this repository), whose arguments carry the declaration's tag (`--scopebox-tag=SCOPE/NAME`);
@@ -25,7 +28,7 @@ it appends its argv to `/tmp/scopebox-sentinel/fired`. Every http server's URL i
 `http://127.0.0.1:PORT/SCOPE/NAME`, so a request to that path is that declaration connecting.
 
 Commands:
-  observe.py check MATRIX --claude BIN [--sentinel BIN] [--mcpscope BIN] [--repeat N]
+  observe.py check MATRIX --client BIN [--sentinel BIN] [--mcpscope BIN] [--repeat N]
                   [--scenario ID]... [--out FILE]
       run every scenario and mode, compare with the matrix's expectations (exit 0 only if every
       one holds) and print a table with the client's median wall time per run.
@@ -48,7 +51,7 @@ import threading
 import time
 
 # The box's fixed places (harness layout and boundary policy).
-FIXTURE_ROOTS = ["/work", "/home/node", "/etc/claude-code"]
+FIXTURE_ROOTS = ["/work", "/home/node", "/etc/claude-code", "/etc/codex"]
 PRIVATE_MOUNTS = FIXTURE_ROOTS + ["/tmp", "/scopebox"]
 SENTINEL_PATH = "/scopebox/bin/scopebox-sentinel"
 SENTINEL_MARKER = "/tmp/scopebox-sentinel/fired"
@@ -62,6 +65,7 @@ STATUS_WORDS = [
     ("disabled", "disabled"),
     ("rejected", "rejected"),
 ]
+CLAUDE_CODE, CODEX = "claude-code", "codex"
 
 
 def sha256(data):
@@ -235,7 +239,7 @@ def inner(job_path, out_path):
     env = dict(job["env"])
     inventory = None
     if job.get("mcpscope"):
-        p = subprocess.run([job["mcpscope"], job["root"], "--json"], cwd=job["cwd"], env=env,
+        p = subprocess.run([job["mcpscope"], job["root"], "--json", "--client", job["clientId"]], cwd=job["cwd"], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, user=BOX_UID, group=BOX_UID,
                            extra_groups=[], timeout=30)
         inventory = {"exitCode": p.returncode, "stdout": p.stdout.decode(errors="replace"),
@@ -290,9 +294,26 @@ def launched_tags(record, http_port_set):
         counts[tag] = counts.get(tag, 0) + 1
     for e in record["http"]:
         if e["role"] == "mcp-http" and e["port"] in http_port_set:
-            tag = e["path"].split("?", 1)[0].strip("/")
-            counts[tag] = counts.get(tag, 0) + 1
+            tag = request_tag(e["path"])
+            if tag is not None:
+                counts[tag] = counts.get(tag, 0) + 1
     return counts
+
+
+WELL_KNOWN = re.compile(r"^(?:/\.well-known/[^/]+)?(?P<tag>/.*?)?(?:/\.well-known/[^/]+)?$")
+
+
+def request_tag(path):
+    """The declaration a request to an MCP listener is for: its path without the query, less an
+    OAuth discovery prefix (`/.well-known/oauth-protected-resource/TAG`, as RFC 9728/8414 put
+    the resource's path after the well-known name) or suffix (`/TAG/.well-known/...`). A bare
+    `/.well-known/NAME` names the origin only (every server shares the listener): None, not a
+    launch of any one declaration (it is still in the raw record)."""
+    p = path.split("?", 1)[0]
+    m = WELL_KNOWN.match(p)
+    tag = (m.group("tag") or "") if m else p
+    tag = tag.strip("/")
+    return tag or None
 
 
 def normalize_status(text):
@@ -315,8 +336,11 @@ def tag_in(text):
     return m.group(1) if m else None
 
 
-def listed_servers(mode, record):
-    """What the client showed: list and get from their text, headless from system/init."""
+def listed_servers(mode, record, client=CLAUDE_CODE):
+    """What the client showed: Claude Code's list and get from their text, headless from
+    system/init; Codex's from `--json` (below)."""
+    if client == CODEX:
+        return codex_listed(mode, record)
     out = []
     if mode == "list":
         for line in record["stdout"].splitlines():
@@ -353,6 +377,33 @@ def listed_servers(mode, record):
     return out
 
 
+def codex_entry(e):
+    """One server of `codex mcp list --json` / `mcp get --json`: name, tag (from the stdio
+    args or the http URL) and status (`enabled`, or `disabled` with its reason)."""
+    t = e.get("transport") or {}
+    target = " ".join(t.get("args") or []) if t.get("type") == "stdio" else (t.get("url") or "")
+    status = "enabled" if e.get("enabled") else "disabled"
+    if not e.get("enabled") and e.get("disabled_reason"):
+        status = "disabled:" + str(e["disabled_reason"])
+    return {"name": e.get("name"), "tag": tag_in(target), "status": status}
+
+
+def codex_listed(mode, record):
+    """Codex: `mcp list --json` is an array of servers, `mcp get --json NAME` one object (nothing
+    on stdout when the name is unknown); `exec --json` lists no servers (its events name none),
+    so the headless listing is always empty and only the launched set speaks."""
+    if mode == "headless":
+        return []
+    try:
+        doc = json.loads(record["stdout"]) if record["stdout"].strip() else None
+    except ValueError:
+        return [{"name": "<stdout is not JSON>", "tag": None, "status": "other:unparsed"}]
+    if doc is None:
+        return []
+    items = doc if isinstance(doc, list) else [doc]
+    return [codex_entry(e) for e in items if isinstance(e, dict)]
+
+
 # ---------------------------------------------------------------- the matrix
 
 
@@ -367,7 +418,8 @@ def jobs_of(matrix, scenario, tools):
     env.update(scenario.get("env", {}))
     for run in scenario["runs"]:
         yield run, {
-            "client": tools["claude"], "sentinel": tools["sentinel"], "mcpscope": tools.get("mcpscope"),
+            "client": tools["client"], "clientId": matrix["client"]["id"], "sentinel": tools["sentinel"],
+            "mcpscope": tools.get("mcpscope"),
             "args": mode_args(matrix, run), "env": env,
             "cwd": scenario.get("cwd", matrix["defaults"]["cwd"]),
             "root": scenario.get("root", matrix["defaults"]["root"]),
@@ -378,8 +430,8 @@ def jobs_of(matrix, scenario, tools):
 
 def predicted_launch(scenario, run):
     """The launched set the matrix's per-declaration predictions imply for this run's mode, and
-    the tags whose prediction is "unknown" (no claim either way). `get NAME` launches what `list`
-    would launch of that name."""
+    the tags whose prediction is "unknown" (no claim either way). `get NAME` launches what the
+    `get` prediction says of that name (Codex), else what `list` would launch of it (Claude Code)."""
     mode = run["mode"]
     tags, unknown = set(), set()
     for d in scenario["declarations"]:
@@ -389,7 +441,7 @@ def predicted_launch(scenario, run):
         if mode == "get":
             if d["name"] != run.get("name"):
                 continue
-            p = p["list"]
+            p = p.get("get", p["list"])
         else:
             p = p[mode]
         if p == "launch":
@@ -411,7 +463,7 @@ def compare(matrix, scenario, run, record):
     mode = run["mode"]
     expect = run["expect"]
     launched = launched_tags(record, set(matrix["listeners"]))
-    listed = listed_servers(mode, record)
+    listed = listed_servers(mode, record, matrix["client"]["id"])
     if record["timedOut"]:
         problems.append("timed out")
     if record["exitCode"] != expect["exitCode"]:
@@ -490,7 +542,8 @@ def main():
     for name in ("check", "probe"):
         p = sub.add_parser(name)
         p.add_argument("matrix")
-        p.add_argument("--claude", required=True, help="the native client binary (from `scopebox native fetch`)")
+        p.add_argument("--client", "--claude", dest="client", required=True,
+                       help="the native client binary (from `scopebox native fetch`)")
         p.add_argument("--sentinel", help="scopebox-sentinel binary [default: build it with cargo]")
         p.add_argument("--mcpscope", help="also run this mcpscope on each tree (recorded, not judged)")
         p.add_argument("--repeat", type=int, default=1, help="runs per scenario and mode (timing: median)")
@@ -526,7 +579,7 @@ def outer(args):
     # uid 1000 must reach them too: a world-readable scratch directory, hard links where possible.
     os.chmod(scratch, 0o755)
     shutil.copy(os.path.abspath(__file__), os.path.join(scratch, "observe.py"))
-    for key, path in (("claude", args.claude), ("sentinel", args.sentinel or build_sentinel()),
+    for key, path in (("client", args.client), ("sentinel", args.sentinel or build_sentinel()),
                       ("mcpscope", args.mcpscope)):
         if path:
             dest = os.path.join(scratch, key)
@@ -562,7 +615,7 @@ def outer(args):
                 else:
                     r = records[0]
                     launched = launched_tags(r, set(matrix["listeners"]))
-                    listed = listed_servers(run["mode"], r)
+                    listed = listed_servers(run["mode"], r, matrix["client"]["id"])
                     declared = {e["path"] for e in scenario["fixture"]}
                     print("%-44s %-16s exit=%s %6.3fs launched=%s listed=%s rewrote=%s" % (
                         scenario["id"], label, r["exitCode"], seconds, json.dumps(launched), json.dumps(listed),
@@ -577,7 +630,7 @@ def outer(args):
         shutil.rmtree(scratch, ignore_errors=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"matrixSha256": sha256(matrix_bytes), "clientSha256": file_sha256(args.claude),
+            json.dump({"matrixSha256": sha256(matrix_bytes), "clientSha256": file_sha256(args.client),
                        "results": results}, f, indent=1)
     if args.command == "check":
         print("%d of %d runs as the matrix says" % (total - failures, total))

@@ -1,10 +1,11 @@
-//! mcpscope against the native reference: every scenario of
-//! `harness/matrix/native-claude-code.json` laid out (rebased) in a temp dir
-//! exactly as the box lays it out, inventoried by the library, and judged by
-//! `scopebox_schema::native` against what the real Claude Code 2.1.327 was
-//! recorded to launch and list in each mode. Also checks that mcpscope says
-//! exactly what the matrix documents for each declaration, and that the judge
-//! fails on doctored observations and inventories.
+//! mcpscope against the native references: every scenario of
+//! `harness/matrix/native-claude-code.json` and `native-codex.json` laid out
+//! (rebased) in a temp dir exactly as the box lays it out, inventoried by the
+//! library with the matrix's client profile, and judged by
+//! `scopebox_schema::native` against what the real Claude Code 2.1.327 and
+//! Codex 0.163.0 were recorded to launch and list in each mode. Also checks
+//! that mcpscope says exactly what the matrix documents for each declaration,
+//! and that the judge fails on doctored observations and inventories.
 
 use std::path::{Path, PathBuf};
 
@@ -17,11 +18,25 @@ use scopebox_schema::native::{
     Scenario,
 };
 
-fn matrix() -> NativeMatrix {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness/matrix/native-claude-code.json");
+fn matrix_named(file: &str) -> NativeMatrix {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../harness/matrix")
+        .join(file);
     let m: NativeMatrix = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     assert_eq!(m.kind, native::KIND);
+    m
+}
+
+fn matrix() -> NativeMatrix {
+    matrix_named("native-claude-code.json")
+}
+
+fn codex_matrix() -> NativeMatrix {
+    let m = matrix_named("native-codex.json");
+    assert_eq!(
+        (m.client.id.as_str(), m.client.version.as_str()),
+        ("codex", "0.163.0")
+    );
     m
 }
 
@@ -73,19 +88,28 @@ impl NativeTree {
         fixture::lay_out(&self.layout, &entries).unwrap();
     }
 
-    /// mcpscope's inventory (the library's JSON document) of the laid-out tree.
-    fn inventory(&self, scenario: &Scenario, defaults: &native::Defaults) -> serde_json::Value {
-        let root = self.layout.host(scenario.root(defaults));
+    /// mcpscope's inventory (the library's JSON document) of the laid-out tree,
+    /// with the profile of the matrix's client. `/etc/codex` and `CODEX_HOME`
+    /// (from the scenario's environment) are the tree's.
+    fn inventory(&self, scenario: &Scenario, m: &NativeMatrix) -> serde_json::Value {
+        let root = self.layout.host(scenario.root(&m.defaults));
+        let codex_home = scenario
+            .env
+            .as_ref()
+            .and_then(|e| e.get("CODEX_HOME"))
+            .or_else(|| m.environment.get("CODEX_HOME"))
+            .map(|h| self.layout.host(h));
         let host = Host {
             home: Some(self.layout.host("/home/node")),
             cwd: Some(root.clone()),
             os: Os::Linux,
             claude_managed_dir: self.layout.host("/etc/claude-code"),
-            system_root: self.base.join("system"),
-            codex_home: None,
+            system_root: self.base.clone(),
+            codex_home,
         };
         let selected = mcpscope::root::select(root.as_os_str(), host.cwd.as_deref()).unwrap();
-        let doc = mcpscope::document(Client::default_profile(), &selected, &host);
+        let client = Client::parse(&m.client.id).expect("a known mcpscope profile");
+        let doc = mcpscope::document(client, &selected, &host);
         serde_json::from_str(&mcpscope::to_json(&doc)).unwrap()
     }
 
@@ -101,7 +125,7 @@ fn all_rows(m: &NativeMatrix) -> Vec<Vec<InventoryRow>> {
         .iter()
         .map(|s| {
             b.lay_out(s);
-            b.rows(&b.inventory(s, &m.defaults))
+            b.rows(&b.inventory(s, m))
         })
         .collect()
 }
@@ -167,7 +191,14 @@ fn every_native_scenario_and_mode_passes_the_differential_judge() {
 #[test]
 fn mcpscope_says_what_the_matrix_documents_for_every_declaration() {
     let m = matrix();
-    let rows = all_rows(&m);
+    assert!(documented_rows(&m) >= 90);
+}
+
+/// Every declaration's row says exactly what the matrix documents (or there is
+/// no row where it says none), and no row is undeclared; returns how many
+/// declarations have rows.
+fn documented_rows(m: &NativeMatrix) -> usize {
+    let rows = all_rows(m);
     let mut checked = 0;
     for (s, rows) in m.scenarios.iter().zip(&rows) {
         for d in &s.declarations {
@@ -196,7 +227,7 @@ fn mcpscope_says_what_the_matrix_documents_for_every_declaration() {
             );
         }
     }
-    assert!(checked >= 90, "only {checked} declarations with rows");
+    checked
 }
 
 #[test]
@@ -205,7 +236,7 @@ fn every_row_is_validated_against_the_pinned_version() {
     let b = NativeTree::new();
     for s in &m.scenarios {
         b.lay_out(s);
-        let doc = b.inventory(s, &m.defaults);
+        let doc = b.inventory(s, &m);
         for row in doc["servers"].as_array().unwrap() {
             assert_eq!(
                 row["predictedLaunch"]["validatedAgainst"], m.client.version,
@@ -267,6 +298,7 @@ fn the_judge_fails_a_miss_a_stale_divergence_and_a_missing_prediction() {
         path: "/work/proj/.mcp.json".into(),
         predicted: Some(native::ModePredictions {
             list: "launch".into(),
+            get: None,
             headless: "launch".into(),
         }),
         approval: None,
@@ -327,4 +359,131 @@ fn the_judge_fails_an_undeclared_launch_and_a_listed_stranger() {
     assert!(r.failures.iter().any(
         |f| matches!(f, Failure::ClientDrift { what } if what.contains("matches no declaration"))
     ));
+}
+
+// ---------------------------------------------------------------- Codex 0.163.0
+
+#[test]
+fn every_codex_scenario_and_mode_passes_the_differential_judge() {
+    let m = codex_matrix();
+    assert!(m.scenarios.len() >= 16);
+    let rows = all_rows(&m);
+    let verdicts = judge_all(&m, &rows, |_, run| run.expect.clone());
+    assert_eq!(verdicts.len(), 3 * m.scenarios.len());
+    let failed: Vec<&RunVerdict> = verdicts.iter().filter(|v| !v.passed()).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    let diverging: Vec<String> = verdicts
+        .iter()
+        .flat_map(|v| {
+            v.expected_divergences.iter().map(move |d| {
+                format!(
+                    "{} {} {} {:?}: {}",
+                    v.scenario,
+                    v.mode.as_str(),
+                    d.tag,
+                    d.kind,
+                    d.reason
+                )
+            })
+        })
+        .collect();
+    eprintln!(
+        "codex differential: {} of {} runs pass; {} named divergences:\n{}",
+        verdicts.len(),
+        verdicts.len(),
+        diverging.len(),
+        diverging.join("\n")
+    );
+    // Every launched declaration has an mcpscope row (no `missed` divergence is named).
+    assert!(m
+        .scenarios
+        .iter()
+        .flat_map(|s| &s.divergences)
+        .all(|d| d.kind == DivergenceKind::Prediction));
+}
+
+#[test]
+fn mcpscope_says_what_the_codex_matrix_documents_and_validates_against_0_163_0() {
+    let m = codex_matrix();
+    assert!(documented_rows(&m) >= 40);
+    let b = NativeTree::new();
+    for s in &m.scenarios {
+        b.lay_out(s);
+        let doc = b.inventory(s, &m);
+        for row in doc["servers"].as_array().unwrap() {
+            let p = &row["predictedLaunch"];
+            // Null only where nothing was decided (trust or a file not read).
+            let expected = if p["list"] == "unknown" && p["headless"] == "unknown" {
+                serde_json::Value::Null
+            } else {
+                serde_json::json!("0.163.0")
+            };
+            assert_eq!(p["validatedAgainst"], expected, "{}: {row}", s.id);
+        }
+    }
+}
+
+#[test]
+fn the_codex_judge_fails_a_dropped_row_and_a_wrong_prediction() {
+    let m = codex_matrix();
+    let mut rows = all_rows(&m);
+    // mcpscope "forgets" the user server: exec launched it, list and get listed it.
+    let i = scenario_index(&m, "user-stdio");
+    rows[i].clear();
+    // mcpscope "says" an untrusted project's server runs in exec.
+    let j = scenario_index(&m, "project-untrusted");
+    for r in rows[j].iter_mut().filter(|r| r.scope == "project") {
+        let p = r.predicted.as_mut().unwrap();
+        p.headless = "launch".into();
+    }
+    // mcpscope "says" mcp get contacts the http server, as mcp list does.
+    let k = scenario_index(&m, "user-http");
+    rows[k]
+        .iter_mut()
+        .for_each(|r| r.predicted.as_mut().unwrap().get = None);
+    let v = judge_all(&m, &rows, |_, run| run.expect.clone());
+    for mode in [Mode::List, Mode::Get, Mode::Headless] {
+        let r = verdict(&v, "user-stdio", mode);
+        assert_eq!(
+            r.failures,
+            [Failure::Missed {
+                tag: "user/u1".into()
+            }],
+            "{r:?}"
+        );
+    }
+    let r = verdict(&v, "project-untrusted", Mode::Headless);
+    assert_eq!(
+        r.failures,
+        [Failure::Prediction {
+            tag: "project/p1".into(),
+            predicted: "launch".into(),
+            launched: false
+        }]
+    );
+    let r = verdict(&v, "user-http", Mode::Get);
+    assert_eq!(
+        r.failures,
+        [Failure::Prediction {
+            tag: "user/h1".into(),
+            predicted: "launch".into(),
+            launched: false
+        }]
+    );
+    assert_eq!(v.iter().filter(|r| !r.passed()).count(), 5);
+    // A stale divergence: mcpscope "learns" that an empty .git is no project root.
+    let mut rows = all_rows(&m);
+    let e = scenario_index(&m, "ancestor-empty-git-dir");
+    for r in rows[e].iter_mut() {
+        r.predicted.as_mut().unwrap().headless = "not-read".into();
+    }
+    let v = judge_all(&m, &rows, |_, run| run.expect.clone());
+    let r = verdict(&v, "ancestor-empty-git-dir", Mode::Headless);
+    assert!(
+        r.failures
+            .iter()
+            .all(|f| matches!(f, Failure::StaleDivergence { .. })),
+        "{r:?}"
+    );
+    assert_eq!(r.failures.len(), 2);
 }

@@ -19,6 +19,10 @@ use crate::judge;
 use crate::receipt::*;
 use crate::verify::bundle::{MAX_DEPTH, MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 use crate::verify::{self, BundleError, VerifyOptions};
+use scopebox_schema::native_observe::judge_evidence;
+use scopebox_schema::native_receipt::{
+    summary_of, NativeSection, NATIVE_LOCK_FILE, NATIVE_MATRIX_FILE, NATIVE_SECTION_FILE,
+};
 use scopebox_schema::witness::{WitnessRecord, WITNESS_FILE};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -31,6 +35,9 @@ pub struct Mutation {
     pub digest_consistent: bool,
     /// Verify with the throw-away key (the copy is signed before mutating).
     pub signed: bool,
+    /// A class of the native reference: applied only to a bundle with `native.json` (the
+    /// others only to one with a candidate platform).
+    pub native: bool,
     apply: fn(&mut Copy) -> Result<(), String>,
 }
 
@@ -374,6 +381,94 @@ impl Copy {
         self.relist(rel)
     }
 
+    /// The first native platform's directory (`native/claude-code-linux-amd64`).
+    fn native_dir(&self) -> Result<String, String> {
+        self.json(NATIVE_SECTION_FILE)?["platforms"][0]["dir"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| "native.json names no platform".to_string())
+    }
+
+    /// A file below the first native platform's `evidence/native/`.
+    fn native_file(&self, rel: &str) -> Result<String, String> {
+        Ok(format!("{}/evidence/native/{rel}", self.native_dir()?))
+    }
+
+    /// The runs of the first native platform's index: (dir, mode).
+    fn native_runs(&self) -> Result<Vec<(String, String)>, String> {
+        let index = self.json(&self.native_file("index.json")?)?;
+        Ok(index["runs"]
+            .as_array()
+            .map(|runs| {
+                runs.iter()
+                    .filter_map(|r| {
+                        Some((
+                            r["dir"].as_str()?.to_string(),
+                            r["mode"].as_str()?.to_string(),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    fn native_first_run(&self) -> Result<String, String> {
+        self.native_runs()?
+            .into_iter()
+            .next()
+            .map(|(d, _)| d)
+            .ok_or_else(|| "the native index lists no run".to_string())
+    }
+
+    /// The first run of `mode` whose stdout `pick` accepts.
+    fn native_run_of_mode(
+        &self,
+        mode: &str,
+        pick: impl Fn(&str) -> bool,
+    ) -> Result<String, String> {
+        for (dir, m) in self.native_runs()? {
+            let out = self.read(&self.native_file(&format!("{dir}/client.stdout"))?)?;
+            if m == mode && pick(&String::from_utf8_lossy(&out)) {
+                return Ok(dir);
+            }
+        }
+        Err(format!("no native {mode} run fits"))
+    }
+
+    /// The first run whose marker has a tagged line, and that tag.
+    fn native_run_with_sentinel_line(&self) -> Result<(String, String), String> {
+        for (dir, _) in self.native_runs()? {
+            let marker = self.read(&self.native_file(&format!("{dir}/sentinel.txt"))?)?;
+            let text = String::from_utf8_lossy(&marker);
+            if let Some(tag) = text.lines().find_map(|l| {
+                let rest = l.split("--scopebox-tag=").nth(1)?;
+                Some(rest.split('"').next()?.to_string())
+            }) {
+                return Ok((dir, tag));
+            }
+        }
+        Err("no native run fired a sentinel".to_string())
+    }
+
+    /// Recompute every native platform's judgement from the copy's files, as an honest
+    /// orchestrator would have written it, and rewrite native.json (and its listing).
+    fn rejudge_native(&self) -> Result<(), String> {
+        let matrix = self.read(NATIVE_MATRIX_FILE)?;
+        let lock = self.read(NATIVE_LOCK_FILE)?;
+        let mut section: NativeSection =
+            serde_json::from_value(self.json(NATIVE_SECTION_FILE)?).map_err(|e| e.to_string())?;
+        for run in &mut section.platforms {
+            let base = self.dir.join(&run.dir).join("evidence");
+            let read = |p: &str| std::fs::read(base.join(p)).ok();
+            run.judgement = judge_evidence(&matrix, &lock, &read);
+        }
+        section.summary = summary_of(&section.platforms);
+        section.lock_sha256 = sha256_hex(&lock);
+        let value = serde_json::to_value(&section).map_err(|e| e.to_string())?;
+        self.put_json(NATIVE_SECTION_FILE, &value)?;
+        self.relist(NATIVE_SECTION_FILE)
+    }
+
     /// Edit a raw control record below `evidence/` and re-list it.
     fn edit_control_record(&self, rel: &str, edit: impl FnOnce(&mut Value)) -> Result<(), String> {
         self.edit_listed(&self.p(&format!("{EVIDENCE_DIR}/{rel}")), edit)
@@ -415,6 +510,13 @@ fn swap_names(events: &[Event], a: &str, b: &str) -> Result<Vec<Event>, String> 
 
 /// Every mutation class, in table order.
 pub fn mutations() -> Vec<Mutation> {
+    let mut all = candidate_mutations();
+    all.extend(native_mutations());
+    all
+}
+
+/// The classes of a bundle with a candidate platform run.
+fn candidate_mutations() -> Vec<Mutation> {
     vec![
         // Raw tampering: hashing must catch it.
         m(
@@ -1699,8 +1801,169 @@ fn m(
         description,
         digest_consistent,
         signed,
+        native: false,
         apply,
     }
+}
+
+/// A native class (`Mutation::native`).
+fn native_m(
+    class: &'static str,
+    description: &'static str,
+    digest_consistent: bool,
+    apply: fn(&mut Copy) -> Result<(), String>,
+) -> Mutation {
+    Mutation {
+        class,
+        description,
+        digest_consistent,
+        signed: false,
+        native: true,
+        apply,
+    }
+}
+
+/// The native reference's classes: tampered captures made consistent with every digest and
+/// with a recomputed judgement, so only the differential judge can catch them; a forged
+/// judgement and a forged pin, which only the recomputation and the lock can.
+fn native_mutations() -> Vec<Mutation> {
+    vec![
+        native_m(
+            "native-sentinel-tag-removed",
+            "every marker line of one fired tag removed from a native run's sentinel.txt, judgement recomputed, digests updated",
+            true,
+            |c| {
+                let (dir, tag) = c.native_run_with_sentinel_line()?;
+                let rel = c.native_file(&format!("{dir}/sentinel.txt"))?;
+                let text = String::from_utf8_lossy(&c.read(&rel)?).into_owned();
+                let kept: String = text
+                    .lines()
+                    .filter(|l| !l.contains(&format!("--scopebox-tag={tag}\"")))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                c.write(&rel, kept.as_bytes())?;
+                c.relist(&rel)?;
+                c.rejudge_native()
+            },
+        ),
+        native_m(
+            "native-init-line-edited",
+            "a headless run's system/init line lists a server under another name, client.json's digest updated, judgement recomputed",
+            true,
+            |c| {
+                let dir = c.native_run_of_mode("headless", |stdout| stdout.contains("\"mcp_servers\":[{\"name\":\""))?;
+                let out = c.native_file(&format!("{dir}/client.stdout"))?;
+                let text = String::from_utf8_lossy(&c.read(&out)?).into_owned();
+                let edited = text.replacen("\"mcp_servers\":[{\"name\":\"", "\"mcp_servers\":[{\"name\":\"forged-", 1);
+                c.write(&out, edited.as_bytes())?;
+                c.relist(&out)?;
+                let record = c.native_file(&format!("{dir}/client.json"))?;
+                let (sha, len) = (sha256_hex(edited.as_bytes()), edited.len() as u64);
+                c.edit_listed(&record, |r| {
+                    r["stdout"]["sha256"] = sha.into();
+                    r["stdout"]["totalBytes"] = len.into();
+                })?;
+                c.rejudge_native()
+            },
+        ),
+        native_m(
+            "native-exit-code-changed",
+            "a native run's client.json exit code changed, judgement recomputed, digests updated",
+            true,
+            |c| {
+                let dir = c.native_first_run()?;
+                let record = c.native_file(&format!("{dir}/client.json"))?;
+                c.edit_listed(&record, |r| {
+                    let code = r["exitCode"].as_i64().unwrap_or(0);
+                    r["exitCode"] = (if code == 0 { 1 } else { 0 }).into();
+                })?;
+                c.rejudge_native()
+            },
+        ),
+        native_m(
+            "native-index-reordered",
+            "the first two runs of native/index.json swapped, judgement recomputed, digests updated",
+            true,
+            |c| {
+                let index = c.native_file("index.json")?;
+                c.edit_listed(&index, |i| {
+                    if let Some(runs) = i["runs"].as_array_mut() {
+                        if runs.len() > 1 {
+                            runs.swap(0, 1);
+                        }
+                    }
+                })?;
+                c.rejudge_native()
+            },
+        ),
+        native_m(
+            "native-other-execution",
+            "the client's witness record of a native run shows an exec of /bin/sh, judgement recomputed, digests updated",
+            true,
+            |c| {
+                let dir = c.native_first_run()?;
+                let rel = c.native_file(&format!("{dir}/witness.json"))?;
+                c.edit_listed(&rel, |w| {
+                    let seq = w["events"].as_array().and_then(|e| e.last()).and_then(|e| e["seq"].as_u64()).unwrap_or(0);
+                    if let Some(events) = w["events"].as_array_mut() {
+                        events.push(json!({"seq": seq + 1, "syscall": "execve", "pid": 9999, "ppid": 9998, "path": "/bin/sh", "argc": 1}));
+                    }
+                })?;
+                c.rejudge_native()
+            },
+        ),
+        native_m(
+            "native-judgement-forged",
+            "native.json claims the first run launched nothing, the raw captures unchanged, native.json re-listed",
+            true,
+            |c| {
+                c.edit_listed(NATIVE_SECTION_FILE, |n| {
+                    n["platforms"][0]["judgement"]["runs"][0]["observation"]["launched"] = json!(["forged/none"]);
+                })
+            },
+        ),
+        native_m(
+            "native-pin-swapped",
+            "native.json's pinned binary sha256 replaced by another platform's, re-listed",
+            true,
+            |c| {
+                c.edit_listed(NATIVE_SECTION_FILE, |n| {
+                    n["platforms"][0]["pinned"]["binarySha256"] = "ab".repeat(32).into();
+                })
+            },
+        ),
+        native_m(
+            "native-lock-edited",
+            "the bundled native lock pins another binary digest, section and judgement recomputed, digests updated",
+            true,
+            |c| {
+                c.edit_listed(NATIVE_LOCK_FILE, |l| {
+                    if let Some(clients) = l["clients"].as_array_mut() {
+                        for client in clients {
+                            if let Some(platforms) = client["platforms"].as_array_mut() {
+                                for p in platforms {
+                                    p["binary"]["sha256"] = "cd".repeat(32).into();
+                                }
+                            }
+                        }
+                    }
+                })?;
+                c.rejudge_native()
+            },
+        ),
+        native_m(
+            "native-capture-raw",
+            "a byte appended to a native run's client.stdout, nothing re-listed",
+            false,
+            |c| {
+                let dir = c.native_first_run()?;
+                let rel = c.native_file(&format!("{dir}/client.stdout"))?;
+                let mut bytes = c.read(&rel)?;
+                bytes.push(b'\n');
+                c.write(&rel, &bytes)
+            },
+        ),
+    ]
 }
 
 #[cfg(unix)]
@@ -1856,11 +2119,17 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
     if !report.verified {
         return Err(SelfTestError::BaseRejected(report.failed_ids().join(", ")));
     }
+    // A native-only bundle has no candidate platform: its candidate classes do not apply.
     let pdir = std::fs::read(base.join(RECEIPT_FILE))
         .ok()
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .and_then(|r| r["platforms"][0]["dir"].as_str().map(str::to_string))
-        .ok_or_else(|| SelfTestError::BaseRejected("the receipt names no platform".into()))?;
+        .and_then(|r| r["platforms"][0]["dir"].as_str().map(str::to_string));
+    let has_native = base.join(NATIVE_SECTION_FILE).is_file();
+    if pdir.is_none() && !has_native {
+        return Err(SelfTestError::BaseRejected(
+            "the receipt names no platform".into(),
+        ));
+    }
     let (key_pem, public_pem) =
         dsse::generate_keypair_pem().map_err(|e| SelfTestError::Sign(e.to_string()))?;
     // The signed base must verify with the key too, or the signature rows prove nothing.
@@ -1886,14 +2155,18 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
     }
 
     let mut rows = Vec::new();
-    for (i, mutation) in mutations().into_iter().enumerate() {
+    let applicable =
+        mutations()
+            .into_iter()
+            .filter(|m| if m.native { has_native } else { pdir.is_some() });
+    for (i, mutation) in applicable.enumerate() {
         let dir = scratch.path().join(format!("m{i:02}"));
         let source = if mutation.signed { &signed_base } else { &base };
         copy_tree(source, &dir).map_err(SelfTestError::Copy)?;
         let mut copy = Copy {
             dir: dir.clone(),
             key_pem: key_pem.clone(),
-            pdir: pdir.clone(),
+            pdir: pdir.clone().unwrap_or_default(),
         };
         let options = if mutation.signed {
             keyed.clone()

@@ -330,3 +330,29 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn a_hostile_native_capture_is_rejected_escaped_and_writes_nothing() {
+    // The client's stdout lists a server whose name hides the report (ESC[8m, RLO), digests
+    // re-listed; the recomputed judgement names it, escaped, in both forms.
+    let tmp = tempdir();
+    let dir = crate::native::native_bundle(tmp.path());
+    let rel = "native/claude-code-linux-amd64/evidence/native/baseline-stdio-all-scopes/list/client.stdout";
+    let mut bytes = std::fs::read(dir.join(rel)).unwrap();
+    bytes.extend_from_slice(format!("{NASTY}: x - ✘ Failed to connect\n").as_bytes());
+    std::fs::write(dir.join(rel), &bytes).unwrap();
+    crate::util::relist(&dir, rel);
+    let b = dir.to_str().unwrap();
+    let human = verify_hostile(tmp.path(), &[b], 1);
+    let json = verify_hostile(tmp.path(), &[b, "--json"], 1);
+    assert!(
+        human.stdout.contains("native.judgement"),
+        "{}",
+        human.stdout
+    );
+    let failed = failed_ids(&json);
+    assert!(
+        failed.contains(&"native-claude-code-linux-amd64/native.pass".to_string()),
+        "{failed:?}"
+    );
+}

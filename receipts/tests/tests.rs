@@ -9,6 +9,8 @@
 //! - `interop`: an independent DSSE/ed25519 implementation (Python `cryptography`) both ways;
 //! - `reference`: the committed bundle from a real run verifies and every mutation is rejected;
 //! - `hostile`: builders of issue 14's hostile bundles from a good one (shared with the bench);
+//! - `native`: native bundles and native-only bundles verify; tampered native captures,
+//!   forged judgements and pins are rejected by the named native checks;
 //! - `hostile_bundles`: each hostile bundle is rejected or unreadable with a named check, with
 //!   nothing written and no raw control byte on either stream.
 
@@ -17,9 +19,24 @@ mod bundle_safety;
 pub mod hostile;
 mod hostile_bundles;
 mod interop;
+mod native;
 mod reference;
 mod selftest;
 mod signing;
 pub mod synthetic;
 mod util;
 mod verify_cli;
+
+/// Copy a bundle directory (regular files only) for one mutation.
+pub fn hostile_copy(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            hostile_copy(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}

@@ -14,6 +14,7 @@ pub mod matrix;
 pub mod native;
 pub mod native_capture;
 pub mod native_observe;
+pub mod native_receipt;
 #[cfg(any(test, feature = "native-sample"))]
 pub mod native_sample;
 pub mod platform;

@@ -7,7 +7,8 @@
 //! (the reference changed, not mcpscope); (2) every launched tag is a declared one; (3) *no miss*:
 //! every launched or listed declaration has an mcpscope row, unless a `missed` divergence names it
 //! for the mode; (4) *predictions hold*: a declaration mcpscope predicts `launch` for the mode
-//! (for `get NAME`: a row named NAME predicted `launch` for `list`) was launched, and one launched
+//! (for `get NAME`: a row named NAME predicted `launch` for `get`, or for `list` when the row
+//! gives no `get`) was launched, and one launched
 //! was predicted `launch`, except rows predicted `unknown` (no claim) and divergences the scenario
 //! names for the mode; (5) every named divergence really diverges (a stale one fails, so the
 //! matrix cannot hide a fixed bug). The client executing the sentinels is what it is expected to
@@ -35,6 +36,11 @@ pub struct NativeMatrix {
     pub listeners: Vec<u16>,
     pub sentinel: String,
     pub tag_arg_prefix: String,
+    /// Absolute paths the client is observed to try to exec that the native image does not hold
+    /// (each attempt fails with ENOENT: nothing runs), so the witness's exec of one is not
+    /// "other execution". Codex 0.163.0 tries `getconf` and `lsb_release` through `PATH`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent_execs: Vec<String>,
     pub modes: Modes,
     pub defaults: Defaults,
     pub scenarios: Vec<Scenario>,
@@ -113,12 +119,23 @@ pub struct Declaration {
     pub approval: Option<ApprovalView>,
 }
 
-/// `predictedLaunch` without `validatedAgainst`.
+/// `predictedLaunch` without `validatedAgainst`. `get` is given where `mcp get NAME` does not
+/// launch what `mcp list` would under NAME (Codex: list contacts http servers, get nothing);
+/// without it, `get` is judged by `list` (Claude Code).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModePredictions {
     pub list: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get: Option<String>,
     pub headless: String,
+}
+
+impl ModePredictions {
+    /// The prediction for `mcp get` of this declaration's name.
+    pub fn for_get(&self) -> &str {
+        self.get.as_deref().unwrap_or(&self.list)
+    }
 }
 
 /// `approval` as the inventory writes it.
@@ -232,6 +249,10 @@ pub fn inventory_rows(
                 None => None,
                 Some(p) => Some(ModePredictions {
                     list: text(p, "list")?,
+                    get: match p.get("get") {
+                        None => None,
+                        Some(_) => Some(text(p, "get")?),
+                    },
                     headless: text(p, "headless")?,
                 }),
             };
@@ -277,6 +298,44 @@ pub enum Failure {
     NoPrediction { tag: String },
     /// A named divergence that does not diverge.
     StaleDivergence { tag: String, kind: DivergenceKind },
+}
+
+impl Failure {
+    /// The failure in words, one line (tags and texts are the matrix's and the client's:
+    /// escape them before a terminal).
+    pub fn describe(&self) -> String {
+        match self {
+            Failure::ClientDrift { what } => format!("client drift: {what}"),
+            Failure::UndeclaredLaunch { tag } => {
+                format!("undeclared launch: {tag:?} fired, and no declaration has that tag")
+            }
+            Failure::Missed { tag } => format!(
+                "missed: the client launched or listed {tag}, and mcpscope has no row for it"
+            ),
+            Failure::Prediction {
+                tag,
+                predicted,
+                launched,
+            } => format!(
+                "prediction: mcpscope predicts {predicted} for {tag}, the client {}",
+                if *launched {
+                    "launched it"
+                } else {
+                    "did not launch it"
+                }
+            ),
+            Failure::NoPrediction { tag } => {
+                format!("no prediction: mcpscope's row for {tag} has no predictedLaunch")
+            }
+            Failure::StaleDivergence { tag, kind } => format!(
+                "stale divergence: the {} divergence named for {tag} no longer diverges",
+                match kind {
+                    DivergenceKind::Missed => "missed",
+                    DivergenceKind::Prediction => "prediction",
+                }
+            ),
+        }
+    }
 }
 
 /// A divergence the scenario names and that did diverge.
@@ -427,9 +486,9 @@ pub fn judge_run(
             continue;
         };
         let (claim, in_scope) = match mode {
-            Mode::List => (&p.list, true),
-            Mode::Get => (&p.list, run.name.as_deref() == Some(d.name.as_str())),
-            Mode::Headless => (&p.headless, true),
+            Mode::List => (p.list.as_str(), true),
+            Mode::Get => (p.for_get(), run.name.as_deref() == Some(d.name.as_str())),
+            Mode::Headless => (p.headless.as_str(), true),
         };
         if claim == "unknown" && in_scope {
             continue;
@@ -445,7 +504,7 @@ pub fn judge_run(
             failures.push(Failure::Prediction {
                 tag: d.tag.clone(),
                 predicted: if in_scope {
-                    claim.clone()
+                    claim.to_owned()
                 } else {
                     format!("not {}", run.name.as_deref().unwrap_or(""))
                 },
@@ -531,6 +590,7 @@ mod tests {
             path: "/work/proj/.mcp.json".into(),
             predicted: Some(ModePredictions {
                 list: "pending".into(),
+                get: None,
                 headless: headless.into(),
             }),
             approval: None,
@@ -602,6 +662,44 @@ mod tests {
     }
 
     #[test]
+    fn get_is_judged_by_its_own_prediction_when_the_row_gives_one() {
+        // Codex: `mcp list` contacts the http server, `mcp get` does not.
+        let s: Scenario = serde_json::from_value(serde_json::json!({
+            "id": "s", "description": "", "behaviours": [], "fixture": [],
+            "declarations": [{"tag": "user/h1", "name": "h1", "scope": "user", "transport": "http",
+                              "file": "/home/node/.codex/config.toml",
+                              "predicted": {"list": "launch", "get": "listed", "headless": "launch"}}],
+            "runs": [{"mode": "get", "name": "h1", "expect": {"exitCode": 0, "launched": [], "listed": []}}],
+        }))
+        .unwrap();
+        let rows = |get: Option<&str>| {
+            vec![InventoryRow {
+                scope: "user".into(),
+                name: "h1".into(),
+                path: "/home/node/.codex/config.toml".into(),
+                predicted: Some(ModePredictions {
+                    list: "launch".into(),
+                    get: get.map(str::to_owned),
+                    headless: "launch".into(),
+                }),
+                approval: None,
+            }]
+        };
+        let o = s.runs[0].expect.clone();
+        assert!(judge_run(&s, &s.runs[0], &o, &rows(Some("listed"))).passed());
+        // Without `get`, list's `launch` is claimed for get too: a prediction failure.
+        let v = judge_run(&s, &s.runs[0], &o, &rows(None));
+        assert_eq!(
+            v.failures,
+            [Failure::Prediction {
+                tag: "user/h1".into(),
+                predicted: "launch".into(),
+                launched: false
+            }]
+        );
+    }
+
+    #[test]
     fn inventory_rows_read_the_document_and_map_paths() {
         let doc = serde_json::json!({"servers": [
             {"scope": "project", "name": "p1", "path": "/b/work/proj/.mcp.json",
@@ -615,6 +713,7 @@ mod tests {
             Some("/home/node/.claude/settings.json")
         );
         assert_eq!(rows[1].predicted, None);
+        assert_eq!(rows[0].predicted.as_ref().unwrap().for_get(), "launch");
         assert!(
             inventory_rows(&serde_json::json!({"servers": [{"name": "x"}]}), |p| p
                 .into())

@@ -2,9 +2,10 @@
 //! (`native::Observation`) and the differential judgement of the whole evidence directory
 //! (`judge_evidence`): the one code path the in-box runner, the orchestrator and the verifier
 //! share. It owns parsing the client's output exactly as `harness/native/observe.py` does
-//! (`mcp list` lines, the `mcp get` block, the headless `system/init` line), the launched set
-//! from two witnesses (the sentinel marker's lines and the kernel witness's execs of the
-//! sentinel, which must agree) plus the loopback listeners' request paths, the inventory's own
+//! (`mcp list` lines, the `mcp get` block, the headless `system/init` line; for Codex its
+//! `--json` output), the launched set from two witnesses (the sentinel marker's lines and the
+//! kernel witness's execs of the sentinel, which must agree) plus the loopback listeners'
+//! request paths (less OAuth discovery prefixes and suffixes), the inventory's own
 //! candidate judgement, and the bounds every parser keeps. Pure: no I/O but the `read` closure
 //! it is given, no clock; every parser is total on hostile bytes (never panics, bounded work).
 
@@ -303,6 +304,122 @@ pub fn listed_servers(mode: Mode, stdout: &[u8], tag_prefix: &str) -> (Vec<Liste
     (out, problems)
 }
 
+/// What the client showed, by the matrix's `client.id`: Codex's JSON (`codex_listed`), else
+/// Claude Code's text (`listed_servers`).
+pub fn listed_servers_for(
+    client: &str,
+    mode: Mode,
+    stdout: &[u8],
+    tag_prefix: &str,
+) -> (Vec<Listed>, Vec<String>) {
+    if client == CODEX {
+        codex_listed(mode, stdout, tag_prefix)
+    } else {
+        listed_servers(mode, stdout, tag_prefix)
+    }
+}
+
+/// The Codex client id (`client.id` of `harness/matrix/native-codex.json`).
+pub const CODEX: &str = "codex";
+
+/// What Codex showed, as observe.py's `codex_listed` reads it: `mcp list --json` is an array of
+/// servers, `mcp get --json NAME` one object, nothing on stdout is nothing listed; `exec --json`
+/// names no server (headless is always `[]`). Stdout that is not JSON is one entry
+/// `<stdout is not JSON>` with status `other:unparsed` (so it drifts from any expectation); an
+/// item that is not an object or has no string `name` is a problem.
+pub fn codex_listed(mode: Mode, stdout: &[u8], tag_prefix: &str) -> (Vec<Listed>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    let text = String::from_utf8_lossy(stdout);
+    if mode == Mode::Headless || py_strip(&text).is_empty() {
+        return (out, problems);
+    }
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
+        out.push(Listed {
+            name: "<stdout is not JSON>".into(),
+            tag: None,
+            status: "other:unparsed".into(),
+            scope: None,
+            source: None,
+        });
+        return (out, problems);
+    };
+    let items: Vec<&serde_json::Value> = match &doc {
+        serde_json::Value::Array(items) => items.iter().collect(),
+        one => vec![one],
+    };
+    for e in items.into_iter().take(LISTED_LIMIT + 1) {
+        let Some(name) = e.get("name").and_then(|n| n.as_str()) else {
+            problems.push("a Codex server entry is not an object with a string name".into());
+            continue;
+        };
+        let t = e.get("transport");
+        let field = |k: &str| t.and_then(|t| t.get(k));
+        let target = if field("type").and_then(|v| v.as_str()) == Some("stdio") {
+            field("args")
+                .and_then(|a| a.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default()
+        } else {
+            field("url")
+                .and_then(|u| u.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let enabled = e.get("enabled").and_then(|v| v.as_bool()) == Some(true);
+        let status = match e.get("disabled_reason") {
+            _ if enabled => "enabled".to_string(),
+            Some(serde_json::Value::String(r)) if !r.is_empty() => format!("disabled:{r}"),
+            _ => "disabled".to_string(),
+        };
+        out.push(Listed {
+            name: name.to_string(),
+            tag: tag_in(&target, tag_prefix),
+            status,
+            scope: None,
+            source: None,
+        });
+    }
+    if out.len() > LISTED_LIMIT {
+        problems.push(format!(
+            "the client listed more than {LISTED_LIMIT} servers: the rest is not judged"
+        ));
+        out.truncate(LISTED_LIMIT);
+    }
+    (out, problems)
+}
+
+/// The declaration a request to an MCP listener is for (observe.py's `request_tag`): the path
+/// without the query, less an OAuth discovery prefix `/.well-known/NAME` (RFC 9728/8414 put the
+/// resource's path after it) or suffix `/.well-known/NAME`, without surrounding `/`. A bare
+/// `/.well-known/NAME` names only the origin every server shares: `None`, no declaration's
+/// launch (the request stays in the raw log). Codex's `mcp list` makes these requests.
+pub fn request_tag(path: &str) -> Option<String> {
+    const WELL_KNOWN: &str = "/.well-known/";
+    let mut rest = path.split('?').next().unwrap_or("");
+    if let Some(r) = rest.strip_prefix(WELL_KNOWN) {
+        let end = r.find('/').unwrap_or(r.len());
+        if end > 0 {
+            rest = &r[end..];
+        }
+    }
+    if let Some(at) = rest.rfind(WELL_KNOWN) {
+        let name = &rest[at + WELL_KNOWN.len()..];
+        // As the regex's lazy tag group, which cannot be empty once taken: a suffix is only
+        // stripped from something.
+        if at > 0 && !name.is_empty() && !name.contains('/') {
+            rest = &rest[..at];
+        }
+    }
+    let tag = rest.trim_matches('/');
+    (!tag.is_empty()).then(|| tag.to_string())
+}
+
 /// The `mcp_servers` of a headless run's first stream-json line, when it is `system/init`.
 /// Not JSON (or not an object) is no init line, as for observe.py; JSON that is not strict
 /// (a duplicate key) or an entry without string `name`, `source`, `status` is a problem.
@@ -598,10 +715,9 @@ pub fn launched(
             ));
         }
         for r in log.requests.iter().take(HTTP_REQUEST_LIMIT) {
-            let path = r.path.split('?').next().unwrap_or("");
-            *l.counts
-                .entry(path.trim_matches('/').to_string())
-                .or_default() += 1;
+            if let Some(tag) = request_tag(&r.path) {
+                *l.counts.entry(tag).or_default() += 1;
+            }
         }
     }
     l
@@ -664,7 +780,8 @@ fn witness_problems(
     }
     for e in execs {
         let path = e.path.as_deref();
-        if path != Some(client_path) && path != Some(matrix.sentinel.as_str()) {
+        let absent = path.is_some_and(|p| matrix.absent_execs.iter().any(|a| a == p));
+        if path != Some(client_path) && path != Some(matrix.sentinel.as_str()) && !absent {
             problems.push(format!(
                 "other execution by the client: {}",
                 witness::describe(e)
@@ -968,8 +1085,34 @@ pub fn matrix_problems(m: &NativeMatrix) -> Vec<String> {
         ));
         return out;
     }
+    if m.sentinel != crate::layout::SENTINEL_BIN {
+        out.push(format!(
+            "the native matrix's sentinel is {:?}, not {}",
+            m.sentinel,
+            crate::layout::SENTINEL_BIN
+        ));
+    }
+    if m.tag_arg_prefix.is_empty() {
+        out.push("the native matrix's tagArgPrefix is empty".to_string());
+    }
     if m.listeners.len() > 16 {
         out.push("the native matrix has more than 16 listeners".to_string());
+    }
+    if m.absent_execs.len() > 16 {
+        out.push("the native matrix has more than 16 absentExecs".to_string());
+    }
+    for a in &m.absent_execs {
+        let normalized = a.starts_with('/')
+            && a.len() > 1
+            && !a.contains('\0')
+            && a[1..]
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..");
+        if !normalized || *a == m.sentinel {
+            out.push(format!(
+                "absentExecs {a:?} is not a normalized absolute path other than the sentinel"
+            ));
+        }
     }
     let declarations: usize = m.scenarios.iter().map(|s| s.declarations.len()).sum();
     if declarations > MAX_DECLARATIONS {
@@ -1384,7 +1527,8 @@ fn judge_one(
     };
     let l = launched(matrix, client_path, marker, witness, http);
     r.capture_failures.extend(l.problems);
-    let (listed, problems) = listed_servers(run.mode, stdout, &matrix.tag_arg_prefix);
+    let (listed, problems) =
+        listed_servers_for(&matrix.client.id, run.mode, stdout, &matrix.tag_arg_prefix);
     r.capture_failures.extend(problems);
     let observation = Observation {
         exit_code,

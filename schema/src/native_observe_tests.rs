@@ -287,6 +287,22 @@ fn other_execution_by_the_client_fails_the_run() {
     assert!(r.capture_failures[0].starts_with(
         "other execution by the client: execve \"/bin/sh\" with 6 argument(s) by pid 99"
     ));
+    // A path the matrix names as absent from the image (Codex's getconf) is no execution.
+    let mut absent = s.clone();
+    let mut m: serde_json::Value = serde_json::from_slice(&absent.matrix).unwrap();
+    m["absentExecs"] = serde_json::json!(["/bin/sh"]);
+    absent.matrix = serde_json::to_vec(&m).unwrap();
+    let j = judge(&absent);
+    assert!(
+        run_of(&j, "baseline-stdio-all-scopes", Mode::Headless)
+            .capture_failures
+            .is_empty(),
+        "{j:#?}"
+    );
+    m["absentExecs"] = serde_json::json!(["../bin/sh"]);
+    absent.matrix = serde_json::to_vec(&m).unwrap();
+    let j = judge(&absent);
+    assert!(format!("{j:?}").contains("absentExecs"), "{j:#?}");
     // A dropped event: the count cannot be trusted.
     let mut s = sample();
     edit_json(&mut s, &path, |w| w["eventsDropped"] = 1.into());
@@ -573,10 +589,95 @@ fn the_real_matrix_is_within_bounds_and_hostile_ones_are_not() {
         });
     m.scenarios[1].runs.swap(0, 2);
     m.scenarios[2].id = "../x".into();
+    m.sentinel = "/bin/sh".into();
     let p = matrix_problems(&m);
-    assert_eq!(p.len(), 3, "{p:?}");
+    assert_eq!(p.len(), 4, "{p:?}");
     let mut m = matrix();
     let one = m.scenarios[0].clone();
     m.scenarios = vec![one; MAX_SCENARIOS + 1];
     assert!(matrix_problems(&m)[0].contains("more than"));
+}
+
+#[test]
+fn failures_read_in_words() {
+    let f = Failure::Prediction {
+        tag: "user/u1".into(),
+        predicted: "launch".into(),
+        launched: false,
+    };
+    assert_eq!(
+        f.describe(),
+        "prediction: mcpscope predicts launch for user/u1, the client did not launch it"
+    );
+    assert!(Failure::Missed { tag: "p/x".into() }
+        .describe()
+        .starts_with("missed: the client launched or listed p/x"));
+}
+
+#[test]
+fn codex_json_listings_give_name_tag_and_status() {
+    let p = "--scopebox-tag=";
+    let list = r#"[{"name":"h1","enabled":true,"disabled_reason":null,
+        "transport":{"type":"streamable_http","url":"http://127.0.0.1:18500/user/h1"}},
+        {"name":"u2","enabled":false,"disabled_reason":null,
+        "transport":{"type":"stdio","command":"/scopebox/bin/scopebox-sentinel","args":["--scopebox-tag=user/u2"]}},
+        {"name":"x","enabled":false,"disabled_reason":"requirements",
+        "transport":{"type":"stdio","args":[]}}, 7]"#;
+    let (listed, problems) = codex_listed(Mode::List, list.as_bytes(), p);
+    let got: Vec<(&str, Option<&str>, &str)> = listed
+        .iter()
+        .map(|l| (l.name.as_str(), l.tag.as_deref(), l.status.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("h1", Some("user/h1"), "enabled"),
+            ("u2", Some("user/u2"), "disabled"),
+            ("x", None, "disabled:requirements"),
+        ]
+    );
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    // get: one object; an unknown name prints nothing; exec lists nothing; not JSON drifts.
+    let get = r#"{"name":"u1","enabled":true,"transport":{"type":"stdio","args":["--scopebox-tag=user/u1"]}}"#;
+    let (listed, _) = listed_servers_for(CODEX, Mode::Get, get.as_bytes(), p);
+    assert_eq!(listed[0].tag.as_deref(), Some("user/u1"));
+    assert!(codex_listed(Mode::Get, b"\n", p).0.is_empty());
+    assert!(
+        codex_listed(Mode::Headless, b"{\"type\":\"thread.started\"}\n", p)
+            .0
+            .is_empty()
+    );
+    assert_eq!(
+        codex_listed(Mode::List, b"Name Command\n", p).0[0].status,
+        "other:unparsed"
+    );
+    // Claude Code's text parser is still the default.
+    let (claude, _) = listed_servers_for(
+        "claude-code",
+        Mode::List,
+        b"u1: x --scopebox-tag=user/u1 - \xe2\x9c\x97 Failed to connect\n",
+        p,
+    );
+    assert_eq!(claude[0].status, "failed");
+}
+
+#[test]
+fn oauth_discovery_requests_are_the_declarations_they_name() {
+    for (path, tag) in [
+        ("/user/h1", Some("user/h1")),
+        ("/user/h1?x=1", Some("user/h1")),
+        (
+            "/.well-known/oauth-protected-resource/user/h1",
+            Some("user/h1"),
+        ),
+        ("/user/h1/.well-known/openid-configuration", Some("user/h1")),
+        ("/.well-known/oauth-authorization-server", None),
+        ("/", None),
+        ("", None),
+        ("/.well-known/", Some(".well-known")),
+        ("/.well-known/a/.well-known/b", Some(".well-known/b")),
+        ("/a/.well-known/b/.well-known/c", Some("a/.well-known/b")),
+    ] {
+        assert_eq!(request_tag(path).as_deref(), tag, "{path:?}");
+    }
 }

@@ -22,6 +22,10 @@
 //!     outer/image-inspect.json     raw engine JSON of the image
 //!     outer/execution.json         Execution
 //!     evidence/...                 this platform's /evidence tree (see `evidence`)
+//!   native.json                    optional: the native reference (`native_receipt`), with
+//!   inputs/native-matrix.json,     the native matrix and lock as used, and per native platform
+//!   inputs/native.lock.json,       its /evidence tree (`native_capture`); a native-only bundle
+//!   native/<client>-<os>-<arch>/evidence/...   has no platform run (see `native_receipt`)
 //! ```
 
 use crate::engine::EngineName;

@@ -11,8 +11,8 @@ use super::artifact::{
     elf_facts, machine_of, walk_deb, with_wheel_member, ArtifactError, DebEntry,
 };
 use super::lock::{
-    image_path_of, platform, Artifact, Client, ClientPlatform, Digest, Lock, Runtime, RuntimeFile,
-    RuntimeSymlink,
+    image_path_of, platform, Artifact, Client, ClientPlatform, Digest, KnownClient, Lock, Runtime,
+    RuntimeFile, RuntimeSymlink, KNOWN_CLIENTS,
 };
 use super::registry::{DebRequest, Registry, RegistryError, WheelRequest};
 use super::store::{Entry, Mismatch, Store};
@@ -52,6 +52,8 @@ pub enum FetchError {
         platform: String,
         known: Vec<String>,
     },
+    #[error("fetch {client}: the lock pins no such client (it pins {})", known.join(", "))]
+    UnknownClient { client: String, known: Vec<String> },
     #[error("resolve {what}: {problem}")]
     Unresolvable { what: String, problem: String },
     #[error(transparent)]
@@ -77,6 +79,7 @@ impl FetchError {
             | FetchError::MissingMember { .. }
             | FetchError::Offline { .. }
             | FetchError::UnknownPlatform { .. }
+            | FetchError::UnknownClient { .. }
             | FetchError::Unresolvable { .. } => true,
             FetchError::Artifact(_) | FetchError::Cache { .. } => false,
         }
@@ -90,6 +93,7 @@ impl FetchError {
             FetchError::MissingMember { .. } => "missing-member",
             FetchError::Offline { .. } => "offline-miss",
             FetchError::UnknownPlatform { .. } => "unknown-platform",
+            FetchError::UnknownClient { .. } => "unknown-client",
             FetchError::Unresolvable { .. } => "unresolvable",
             FetchError::Registry(RegistryError::NotServed { .. }) => "not-served",
             FetchError::Registry(RegistryError::Mismatch { .. }) => "digest-mismatch",
@@ -230,6 +234,8 @@ pub struct FetchPlan<'a> {
     pub lock: &'a Lock,
     /// Empty: every platform the lock names.
     pub platforms: &'a [String],
+    /// Empty: every client the lock names.
+    pub clients: &'a [String],
     pub offline: bool,
 }
 
@@ -241,6 +247,15 @@ pub fn fetch(
     registry: &mut dyn Registry,
     note: &mut dyn FnMut(String),
 ) -> Result<Fetched, FetchError> {
+    let pinned: Vec<String> = plan.lock.clients.iter().map(|c| c.client.clone()).collect();
+    for c in plan.clients {
+        if !pinned.contains(c) {
+            return Err(FetchError::UnknownClient {
+                client: c.clone(),
+                known: pinned,
+            });
+        }
+    }
     let known: Vec<String> = plan
         .lock
         .platforms()
@@ -269,6 +284,9 @@ pub fn fetch(
         let mut clients = Vec::new();
         let mut runtimes = BTreeSet::new();
         for c in &plan.lock.clients {
+            if !plan.clients.is_empty() && !plan.clients.contains(&c.client) {
+                continue;
+            }
             let Some(cp) = c.platforms.iter().find(|cp| &cp.platform == p) else {
                 continue;
             };
@@ -539,6 +557,8 @@ pub struct Bumps {
     pub packages: BTreeMap<String, String>,
     /// New version of every runtime package.
     pub runtime_version: Option<String>,
+    /// Clients to add (client id → package version), from `lock::KNOWN_CLIENTS`.
+    pub add: BTreeMap<String, String>,
 }
 
 /// Download the lock's pinned versions (with `bumps` applied) afresh and compute the lock they
@@ -559,10 +579,33 @@ pub fn resolve(
             });
         }
     }
+    let mut to_resolve = current.clients.clone();
+    for (id, version) in &bumps.add {
+        if current.clients.iter().any(|c| &c.client == id) {
+            return Err(FetchError::Unresolvable {
+                what: format!("--add-client {id}={version}"),
+                problem: "the lock has it already (bump it with --package-version)".into(),
+            });
+        }
+        let Some(known) = KnownClient::find(id) else {
+            return Err(FetchError::Unresolvable {
+                what: format!("--add-client {id}={version}"),
+                problem: format!(
+                    "no known package for that client (known: {})",
+                    KNOWN_CLIENTS
+                        .iter()
+                        .map(|k| k.client)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        };
+        to_resolve.push(known.skeleton(version));
+    }
     let mut clients = Vec::new();
     // platform → what the clients there need from its runtime.
     let mut needs: BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> = BTreeMap::new();
-    for c in &current.clients {
+    for c in &to_resolve {
         let mut client = c.clone();
         if let Some(v) = bumps.packages.get(&c.client) {
             client.package.version = v.clone();
@@ -597,12 +640,13 @@ pub fn resolve(
                     io::Read::read_to_string(&mut io::Read::take(r, 4096), &mut s)?;
                     Ok(s)
                 })?
+                .map(|text| version_text(member, &text))
                 .ok_or_else(|| FetchError::MissingMember {
                     artifact: wheel.file.clone(),
                     member: member.clone(),
                     problem: "no such file in the wheel".into(),
                 })?;
-                versions.insert(text.split_whitespace().next().unwrap_or("").to_string());
+                versions.insert(text);
             }
             let facts = elf_facts(&cache.store.path_of(&binary.sha256))?;
             if Some(facts.machine.as_str()) != machine_of(&cp.platform) {
@@ -631,6 +675,15 @@ pub fn resolve(
                 interpreter: facts.interpreter,
                 needed: facts.needed,
                 runtime,
+            });
+        }
+        if versions.contains("") {
+            return Err(FetchError::Unresolvable {
+                what: format!("the version of {}", c.client),
+                problem: format!(
+                    "{} states no version",
+                    c.version_member.as_deref().unwrap_or("")
+                ),
             });
         }
         if let Some(v) = versions.iter().next() {
@@ -705,6 +758,19 @@ pub fn resolve(
         });
     }
     Ok(lock)
+}
+
+/// The version a version member states: a `.json` member's `version` string (Codex's
+/// `codex-package.json`), else the text's first word (Claude Code's `claude.version`); empty
+/// when it states none (refused by `resolve`).
+fn version_text(member: &str, text: &str) -> String {
+    if member.ends_with(".json") {
+        return serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|v| v.get("version")?.as_str().map(str::to_owned))
+            .unwrap_or_default();
+    }
+    text.split_whitespace().next().unwrap_or("").to_string()
 }
 
 /// Find the wanted members in the `.deb` (following symlinks inside the package to the file

@@ -19,6 +19,89 @@ pub const PLATFORMS: [(&str, &str, &str); 2] = [
     ("linux/arm64", "arm64", "aarch64-linux-gnu"),
 ];
 
+/// The clients `scopebox native lock --add-client CLIENT=VERSION` knows how to pin: the mcpscope
+/// profile id, the PyPI package, the binary and version members in its wheel, where the binary
+/// goes in the image, and the wheel's platform tag per platform (as the registry tags it).
+pub struct KnownClient {
+    pub client: &'static str,
+    pub package: &'static str,
+    pub binary_member: &'static str,
+    pub version_member: Option<&'static str>,
+    pub image_path: &'static str,
+    pub pip_platforms: [(&'static str, &'static str); 2],
+}
+
+pub const KNOWN_CLIENTS: [KnownClient; 2] = [
+    KnownClient {
+        client: "claude-code",
+        package: "claude-agent-sdk",
+        binary_member: "claude_agent_sdk/_bundled/claude",
+        version_member: Some("claude_agent_sdk/_bundled/claude.version"),
+        image_path: "/scopebox/native/claude-code/claude",
+        pip_platforms: [
+            ("linux/amd64", "manylinux_2_17_x86_64"),
+            ("linux/arm64", "manylinux_2_17_aarch64"),
+        ],
+    },
+    // Codex's wheel carries a static musl binary, tagged manylinux_2_17 all the same; its
+    // version is the `version` of the JSON member.
+    KnownClient {
+        client: "codex",
+        package: "openai-codex-cli-bin",
+        binary_member: "codex_cli_bin/bin/codex",
+        version_member: Some("codex_cli_bin/codex-package.json"),
+        image_path: "/scopebox/native/codex/codex",
+        pip_platforms: [
+            ("linux/amd64", "manylinux_2_17_x86_64"),
+            ("linux/arm64", "manylinux_2_17_aarch64"),
+        ],
+    },
+];
+
+impl KnownClient {
+    pub fn find(client: &str) -> Option<&'static KnownClient> {
+        KNOWN_CLIENTS.iter().find(|k| k.client == client)
+    }
+
+    /// A lock entry to resolve: the package at `version`, every platform, digests unknown
+    /// (zeros: `scopebox native lock` computes them and never writes this skeleton as is).
+    pub fn skeleton(&self, version: &str) -> Client {
+        let zero = "0".repeat(64);
+        Client {
+            client: self.client.into(),
+            version: version.into(),
+            package: PypiPackage {
+                registry: "pypi".into(),
+                name: self.package.into(),
+                version: version.into(),
+            },
+            binary_member: self.binary_member.into(),
+            version_member: self.version_member.map(str::to_owned),
+            image_path: self.image_path.into(),
+            platforms: self
+                .pip_platforms
+                .iter()
+                .map(|(platform, tag)| ClientPlatform {
+                    platform: (*platform).into(),
+                    pip_platform: (*tag).into(),
+                    wheel: Artifact {
+                        file: "unresolved.whl".into(),
+                        sha256: zero.clone(),
+                        size: 0,
+                    },
+                    binary: Digest {
+                        sha256: zero.clone(),
+                        size: 0,
+                    },
+                    interpreter: None,
+                    needed: Vec::new(),
+                    runtime: None,
+                })
+                .collect(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Lock {
@@ -38,7 +121,8 @@ pub struct Client {
     pub package: PypiPackage,
     /// The binary's path inside the wheel.
     pub binary_member: String,
-    /// A member holding the client's version text, read by `scopebox native lock`.
+    /// A member holding the client's version, read by `scopebox native lock`: its first word,
+    /// or for a `.json` member its `version` string.
     pub version_member: Option<String>,
     /// Where the binary goes in the native image.
     pub image_path: String,
@@ -533,6 +617,21 @@ pub(crate) mod tests {
             "the shipped lock is not in canonical form"
         );
         assert_eq!(lock.platforms(), vec!["linux/amd64", "linux/arm64"]);
+        // Codex 0.163.0: a static binary on both platforms, no runtime; as the table says.
+        let codex = lock.clients.iter().find(|c| c.client == "codex").unwrap();
+        let known = KnownClient::find("codex").unwrap();
+        assert_eq!(
+            (codex.version.as_str(), codex.package.name.as_str()),
+            ("0.163.0", known.package)
+        );
+        assert_eq!(codex.binary_member, known.binary_member);
+        assert_eq!(codex.platforms.len(), 2);
+        for p in &codex.platforms {
+            assert_eq!(
+                (&p.interpreter, p.needed.len(), &p.runtime),
+                (&None, 0, &None)
+            );
+        }
     }
 
     #[test]

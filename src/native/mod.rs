@@ -69,6 +69,10 @@ pub struct FetchArgs {
     /// platform the lock names]
     #[arg(long, value_name = "PLATFORM")]
     pub platform: Vec<String>,
+    /// A client to fetch (claude-code, codex); repeat for several [default: every client the
+    /// lock names]
+    #[arg(long, value_name = "CLIENT")]
+    pub client: Vec<String>,
     /// Never touch the network: anything not already in the cache is refused
     #[arg(long)]
     pub offline: bool,
@@ -84,6 +88,10 @@ pub struct LockArgs {
     /// Pin another version of every runtime package (Debian libc6), e.g. 2.36-9+deb12u15
     #[arg(long, value_name = "VERSION")]
     pub runtime_version: Option<String>,
+    /// Add a client the lock does not pin yet at a package version, e.g. codex=0.163.0
+    /// (repeatable; the package and members are scopebox's own table, `lock::KNOWN_CLIENTS`)
+    #[arg(long, value_name = "CLIENT=VERSION")]
+    pub add_client: Vec<String>,
     #[command(flatten)]
     pub common: CacheArgs,
 }
@@ -253,6 +261,7 @@ fn fetch_command(args: &FetchArgs) -> Result<serde_json::Value, NativeError> {
     let plan = FetchPlan {
         lock: &lock,
         platforms: &args.platform,
+        clients: &args.client,
         offline: args.offline,
     };
     let fetched = fetch::fetch(&plan, &cache, &mut registry, &mut note)?;
@@ -286,19 +295,27 @@ fn lock_command(args: &LockArgs) -> Result<serde_json::Value, NativeError> {
     let mut bumps = Bumps {
         packages: BTreeMap::new(),
         runtime_version: args.runtime_version.clone(),
+        add: BTreeMap::new(),
     };
-    for pv in &args.package_version {
-        let Some((client, version)) = pv
-            .split_once('=')
-            .filter(|(c, v)| !c.is_empty() && !v.is_empty())
-        else {
-            return Err(NativeError::Argument(format!(
-                "--package-version {pv:?}: expected CLIENT=VERSION"
-            )));
-        };
-        bumps
-            .packages
-            .insert(client.to_string(), version.to_string());
+    for (flag, given, into) in [
+        (
+            "--package-version",
+            &args.package_version,
+            &mut bumps.packages,
+        ),
+        ("--add-client", &args.add_client, &mut bumps.add),
+    ] {
+        for pv in given {
+            let Some((client, version)) = pv
+                .split_once('=')
+                .filter(|(c, v)| !c.is_empty() && !v.is_empty())
+            else {
+                return Err(NativeError::Argument(format!(
+                    "{flag} {pv:?}: expected CLIENT=VERSION"
+                )));
+            };
+            into.insert(client.to_string(), version.to_string());
+        }
     }
     let cache_root = cache_dir(args.common.cache.as_deref());
     let cache = Cache::open(&cache_root)?;

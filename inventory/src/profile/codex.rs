@@ -17,7 +17,7 @@
 //!
 //! Trust gate: Codex loads a project layer only when the project is trusted
 //! under `[projects."<path>"] trust_level = "trusted"` in the user or system
-//! file (the level's own directory, then the project root). Each project
+//! file (the level's own directory, then the project root, each by its realpath). Each project
 //! source carries `trusted`: `true`, `false` (untrusted or not listed: Codex
 //! ignores the file) or `"unknown"` (the user or system file could not be
 //! read, or the project root's `.git` is a file — a worktree, whose trust may
@@ -25,6 +25,10 @@
 //!
 //! Parsing is the `toml` crate's, as in Codex: a duplicate key or table makes
 //! the file `malformed` (Codex refuses to start on it), with its position.
+//!
+//! Each row carries `predictedLaunch` (`codex_launch`): what `codex mcp list`,
+//! `codex mcp get` and a headless `codex exec` would do with it, as observed on
+//! the pinned native Codex.
 //!
 //! This profile must never run anything, read `auth.json` or a bearer token's
 //! value, or report a field's value or a trusted path.
@@ -36,6 +40,7 @@ use crate::host::Os;
 use crate::instructions;
 use crate::json::{Object, Value};
 use crate::model::{Instruction, Shape, Transport, Tri};
+use crate::profile::codex_launch;
 use crate::profile::grammar::{leading_args, switch, Switch};
 use crate::profile::layers::{self, Checked, Container, Layer, Precedence, Syntax};
 use crate::profile::{coverage, project_levels, Candidate, Context, Inventory, Profile, Shadowing};
@@ -343,9 +348,12 @@ impl Profile for Codex {
         rows.extend(user_rows.into_iter().map(|(s, on)| (ui, s, on)));
         rows.extend(system_rows.into_iter().map(|(s, on)| (ui + 1, s, on)));
 
+        let layer_of: Vec<usize> = rows.iter().map(|(i, _, _)| *i).collect();
+        let mut servers = layers::relate(&layers_in_order, rows, Precedence::Rank);
+        codex_launch::annotate(&sources, &mut servers, &layer_of);
         Inventory {
             sources,
-            servers: layers::relate(&layers_in_order, rows, Precedence::Rank),
+            servers,
             instructions: instruction_candidates(&all_levels, home.as_deref()),
             coverage: coverage(&NOT_EXAMINED),
         }
@@ -407,8 +415,8 @@ impl TrustTable {
         }
     }
 
-    /// The decision for a project directory: its own key (as canonical, or as
-    /// the explicit spelling when it is the root), then the project root's.
+    /// The decision for a project directory: its own (canonical) key, then the
+    /// project root's.
     fn decide(
         &self,
         dir: &Path,
@@ -416,10 +424,11 @@ impl TrustTable {
         canonical_root: &Path,
         project_root: Option<&Path>,
     ) -> Option<bool> {
+        // Codex keys trust by the realpath of the directory (its cwd is the realpath): a key
+        // spelled through a symlink is not honoured (observed with Codex 0.163.0,
+        // scenario root-symlink-trust-link), so the explicit spelling is not consulted.
+        let _ = (explicit_root, canonical_root);
         let mut keys: Vec<PathBuf> = vec![dir.to_path_buf()];
-        if dir == canonical_root {
-            keys.push(explicit_root.to_path_buf());
-        }
         if let Some(r) = project_root {
             keys.push(r.to_path_buf());
         }

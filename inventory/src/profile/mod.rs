@@ -19,6 +19,7 @@ pub mod claude_desktop;
 pub mod claude_launch;
 pub mod cline;
 pub mod codex;
+pub mod codex_launch;
 pub mod continue_dev;
 pub mod cursor;
 pub mod dsh;

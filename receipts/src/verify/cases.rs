@@ -62,6 +62,33 @@ const CASE_CHECKS: [(&str, &str); 8] = [
 /// `matrix.digest` and `matrix.valid`, once per bundle.
 pub(crate) fn check_matrix(ctx: &Context, checks: &mut Checks) {
     let named = &ctx.receipt.matrix;
+    if ctx.native.is_some() && ctx.receipt.platforms.is_empty() {
+        // Native-only: the receipt's matrix is the native matrix, checked by `native.section`;
+        // no candidate matrix may be bundled.
+        let mut failures = Vec::new();
+        if ctx.bundle.files.contains_key(MATRIX_FILE) {
+            failures.push(format!(
+                "a native-only bundle holds {MATRIX_FILE}, but no candidate platform ran"
+            ));
+        }
+        checks.record(
+            "matrix.digest",
+            "the bundled matrix is the one the receipt names",
+            failures,
+        );
+        // The receipt's matrix is the native matrix: its shape and bounds.
+        let valid = match ctx.native.as_ref().map(|n| &n.matrix) {
+            Some(Ok(m)) => scopebox_schema::native_observe::matrix_problems(m),
+            Some(Err(e)) => vec![e.clone()],
+            None => Vec::new(),
+        };
+        checks.record(
+            "matrix.valid",
+            "the matrix parses and passes the runner's validation",
+            valid,
+        );
+        return;
+    }
     let mut digest_failures = Vec::new();
     match ctx.digest(MATRIX_FILE) {
         None => digest_failures.push(format!("{MATRIX_FILE} is missing")),

@@ -19,6 +19,14 @@ use crate::receipt::{
     IMAGE_CONFIG_FILE, IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE,
     POLICY_FILE, RECEIPT_FILE, RECIPE_FILE,
 };
+use scopebox_schema::native_capture::{
+    CLIENT_RECORD_FILE, CLIENT_STDERR_FILE, CLIENT_STDOUT_FILE, CLIENT_WITNESS_FILE, HTTP_LOG_FILE,
+    INDEX_FILE, NATIVE_DIR, SENTINEL_FILE,
+};
+use scopebox_schema::native_observe::run_dir;
+use scopebox_schema::native_receipt::{
+    NATIVE_EVIDENCE_DIR, NATIVE_LOCK_FILE, NATIVE_MATRIX_FILE, NATIVE_SECTION_FILE,
+};
 use std::collections::BTreeSet;
 
 /// The fixed files every bundle holds at its top.
@@ -138,12 +146,17 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             platforms.push((run.shard_dir(index), ids, index == 0));
         }
     }
+    let native = NativeLayout::of(ctx);
     for path in bundle.files.keys().chain(receipt.files.keys()) {
-        if !allowed_in_bundle(path, &platforms) {
+        if !allowed_in_bundle(path, &platforms) && !native.allows(path) {
             layout.push(format!("{path} is not part of the bundle layout"));
         }
     }
+    let native_only = ctx.native.is_some() && receipt.platforms.is_empty();
     for fixed in FIXED_FILES {
+        if native_only && fixed == MATRIX_FILE {
+            continue;
+        }
         if !bundle.files.contains_key(fixed) {
             layout.push(format!("{fixed} is missing"));
         }
@@ -166,6 +179,115 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
         "the bundle holds exactly the files of the receipt-v2 layout",
         layout,
     );
+}
+
+/// The native part of the layout (`native_receipt`): the section, its two inputs, and below
+/// each native platform directory the evidence tree of `native_capture`, run directories named
+/// by the native matrix (by shape when it does not parse).
+struct NativeLayout {
+    present: bool,
+    dirs: Vec<String>,
+    runs: Option<BTreeSet<String>>,
+}
+
+/// The files of a native platform directory besides its evidence tree.
+const NATIVE_PLATFORM_FILES: [&str; 5] = [
+    IMAGE_CONFIG_FILE,
+    LAYER_MANIFEST_FILE,
+    CONTAINER_INSPECT_FILE,
+    IMAGE_INSPECT_FILE,
+    EXECUTION_FILE,
+];
+
+/// The files of one native run, relative to `native/<scenario>/<mode>/`.
+const NATIVE_RUN_FILES: [&str; 10] = [
+    CLIENT_RECORD_FILE,
+    CLIENT_STDOUT_FILE,
+    CLIENT_STDERR_FILE,
+    CLIENT_WITNESS_FILE,
+    SENTINEL_FILE,
+    HTTP_LOG_FILE,
+    "inventory/record.json",
+    "inventory/stdout",
+    "inventory/stderr",
+    "inventory/witness.json",
+];
+
+impl NativeLayout {
+    fn of(ctx: &Context) -> NativeLayout {
+        let Some(native) = &ctx.native else {
+            return NativeLayout {
+                present: false,
+                dirs: Vec::new(),
+                runs: None,
+            };
+        };
+        NativeLayout {
+            present: true,
+            dirs: native
+                .section
+                .as_ref()
+                .map(|s| s.platforms.iter().map(|p| p.dir.clone()).collect())
+                .unwrap_or_default(),
+            runs: native.matrix.as_ref().ok().map(|m| {
+                m.scenarios
+                    .iter()
+                    .flat_map(|s| s.runs.iter().map(move |r| run_dir(s, r)))
+                    .collect()
+            }),
+        }
+    }
+
+    fn allows(&self, path: &str) -> bool {
+        if !self.present {
+            return false;
+        }
+        if [NATIVE_SECTION_FILE, NATIVE_MATRIX_FILE, NATIVE_LOCK_FILE].contains(&path) {
+            return true;
+        }
+        let Some(in_dir) = self.dirs.iter().find_map(|d| {
+            path.strip_prefix(d.as_str())
+                .and_then(|r| r.strip_prefix('/'))
+        }) else {
+            return false;
+        };
+        // The native container's own records, as for a candidate platform (no pack manifest).
+        if NATIVE_PLATFORM_FILES.contains(&in_dir) {
+            return true;
+        }
+        let Some(rest) = in_dir
+            .strip_prefix(NATIVE_EVIDENCE_DIR)
+            .and_then(|r| r.strip_prefix('/'))
+        else {
+            return false;
+        };
+        if rest == INDEX_FILE || rest == BOUNDARY_FILE {
+            return true;
+        }
+        let Some(run_rest) = rest
+            .strip_prefix(NATIVE_DIR)
+            .and_then(|r| r.strip_prefix('/'))
+        else {
+            return false;
+        };
+        let mut parts = run_rest.splitn(3, '/');
+        let (Some(scenario), Some(mode), Some(file)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return false;
+        };
+        let run = format!("{scenario}/{mode}");
+        let known = match &self.runs {
+            Some(runs) => runs.contains(&run),
+            None => {
+                !scenario.is_empty()
+                    && scenario
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                    && ["list", "get", "headless"].contains(&mode)
+            }
+        };
+        known && NATIVE_RUN_FILES.contains(&file)
+    }
 }
 
 /// Relative, '/'-separated, no empty, `.` or `..` component.

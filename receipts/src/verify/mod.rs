@@ -23,6 +23,7 @@ mod controls;
 mod execution;
 mod files;
 mod image;
+mod native;
 mod platforms;
 pub mod report;
 mod signature;
@@ -266,6 +267,8 @@ pub(crate) struct Context<'a> {
     pub policy: &'a BoundaryPolicy,
     pub digests: BTreeMap<&'a str, String>,
     pub matrix: Result<Matrix, String>,
+    /// The native section and matrix, when the bundle holds `native.json`.
+    pub native: Option<native::NativeInputs>,
     /// Candidate archives unpacked so far, by (name, sha256): `image` and `candidate` both
     /// need the files, and inflating twice was a fifth of the verification time.
     archives: std::cell::RefCell<BTreeMap<(String, String), ArchiveRead>>,
@@ -411,7 +414,19 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
             strict_json::from_slice::<Matrix>(bytes)
                 .map_err(|e| format!("{MATRIX_FILE} does not parse: {e}"))
         });
-    let bound_failures = bounds::failures(&receipt, matrix.as_ref().ok());
+    let native = native::read(&bundle.files);
+    // A native-only bundle has no candidate matrix: its `matrix` names the native one.
+    let matrix = match (&native, matrix) {
+        (Some(_), Err(_)) if receipt.platforms.is_empty() => Err(
+            "a native-only bundle has no candidate matrix (its matrix is inputs/native-matrix.json)"
+                .to_string(),
+        ),
+        (_, m) => m,
+    };
+    let mut bound_failures = bounds::failures(&receipt, matrix.as_ref().ok());
+    if let Some(n) = &native {
+        bound_failures.extend(native::bound_failures(n));
+    }
     if !bound_failures.is_empty() {
         let mut checks = Checks::default();
         checks.record("bundle.bounds", bounds::TITLE, bound_failures);
@@ -436,6 +451,7 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
         policy,
         digests,
         matrix,
+        native,
         archives: Default::default(),
     };
     let mut checks = Checks::default();
@@ -446,6 +462,7 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
     blobs::check(&ctx, &mut checks);
     cases::check_matrix(&ctx, &mut checks);
     boundary::check_policy(&ctx, &mut checks);
+    native::check(&ctx, &mut checks);
     for run in &receipt.platforms {
         let case_shards = case_shards(ctx.matrix.as_ref().ok(), run.shard_count());
         let p = PlatformContext {

@@ -16,6 +16,8 @@ const MEMBER: &str = "claude_agent_sdk/_bundled/claude";
 /// Serves fixed local files; counts what it was asked.
 struct FakeRegistry {
     wheel: PathBuf,
+    /// Wheels served instead of `wheel` for (package name, pip platform).
+    others: Vec<((String, String), PathBuf)>,
     deb: PathBuf,
     calls: Vec<String>,
     refuse: Option<RegistryError>,
@@ -30,8 +32,14 @@ impl Registry for FakeRegistry {
         if let Some(e) = self.refuse.take() {
             return Err(e);
         }
-        let to = dir.join(self.wheel.file_name().unwrap());
-        std::fs::copy(&self.wheel, &to).unwrap();
+        let key = (r.name.clone(), r.pip_platform.clone());
+        let from = self
+            .others
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(&self.wheel, |(_, p)| p);
+        let to = dir.join(from.file_name().unwrap());
+        std::fs::copy(from, &to).unwrap();
         Ok(to)
     }
 
@@ -105,6 +113,7 @@ fn world_with_binary(binary: &[u8]) -> World {
         _dir: dir,
         registry: FakeRegistry {
             wheel,
+            others: Vec::new(),
             deb,
             calls: Vec::new(),
             refuse: None,
@@ -119,6 +128,7 @@ impl World {
         let plan = FetchPlan {
             lock: &self.lock,
             platforms: &[],
+            clients: &[],
             offline,
         };
         fetch(&plan, &cache, &mut self.registry, &mut |_| {})
@@ -382,6 +392,7 @@ fn an_unknown_platform_is_refused() {
     let plan = FetchPlan {
         lock: &w.lock,
         platforms: &platforms,
+        clients: &[],
         offline: false,
     };
     let err = fetch(&plan, &cache, &mut w.registry, &mut |_| {}).unwrap_err();
@@ -444,14 +455,12 @@ fn host_elf() -> Option<(Vec<u8>, &'static str, &'static str)> {
     Some((bytes, platform, triplet))
 }
 
-#[test]
-fn resolve_computes_the_lock_from_the_registry_and_fetch_then_accepts_it() {
-    let Some((true_bytes, platform, triplet)) = host_elf() else {
-        eprintln!("skipped: /bin/true is not a readable ELF of a known architecture");
-        return;
-    };
+/// A world whose client binary is the host's /bin/true, with a deb providing exactly what it
+/// needs (through a symlinked interpreter): resolving `sample_on(platform)` works in it.
+fn host_world() -> Option<(World, Vec<u8>, &'static str)> {
+    let (true_bytes, platform, triplet) = host_elf()?;
     let facts = elf_facts(Path::new("/bin/true")).unwrap();
-    let mut w = world_with_binary(&true_bytes);
+    let w = world_with_binary(&true_bytes);
     // A deb providing exactly what /bin/true needs, through a symlinked interpreter.
     let interp = facts.interpreter.clone().unwrap();
     let interp_name = interp.rsplit('/').next().unwrap().to_string();
@@ -479,6 +488,18 @@ fn resolve_computes_the_lock_from_the_registry_and_fetch_then_accepts_it() {
         vec![]
     };
     write_deb(&w.registry.deb, &file_refs, &links);
+    Some((w, true_bytes, platform))
+}
+
+#[test]
+fn resolve_computes_the_lock_from_the_registry_and_fetch_then_accepts_it() {
+    let Some((mut w, true_bytes, platform)) = host_world() else {
+        eprintln!("skipped: /bin/true is not a readable ELF of a known architecture");
+        return;
+    };
+    let facts = elf_facts(Path::new("/bin/true")).unwrap();
+    let interp = facts.interpreter.clone().unwrap();
+    let interp_name = interp.rsplit('/').next().unwrap().to_string();
     // Start from the sample lock moved to the host's platform, its digests stale.
     let resolved = w.resolve(&sample_on(platform), &Bumps::default()).unwrap();
     assert_eq!(resolved.problems(), Vec::<String>::new());
@@ -516,6 +537,7 @@ fn resolve_computes_the_lock_from_the_registry_and_fetch_then_accepts_it() {
     let bumps = Bumps {
         packages: [("claude-code".to_string(), "0.2.185".to_string())].into(),
         runtime_version: Some("2.36-9+deb12u15".into()),
+        add: Default::default(),
     };
     let bumped = w.resolve(&resolved, &bumps).unwrap();
     assert_eq!(bumped.clients[0].package.version, "0.2.185");
@@ -526,6 +548,7 @@ fn resolve_computes_the_lock_from_the_registry_and_fetch_then_accepts_it() {
     let bad = Bumps {
         packages: [("codex".to_string(), "1".to_string())].into(),
         runtime_version: None,
+        add: Default::default(),
     };
     assert!(matches!(
         w.resolve(&resolved, &bad),
@@ -548,5 +571,229 @@ fn resolve_refuses_a_binary_of_another_architecture() {
     assert!(
         matches!(&err, FetchError::Unresolvable { problem, .. } if problem.contains("ELF machine")),
         "{err:?}"
+    );
+}
+
+/// A minimal static ELF64 (no program headers: no PT_INTERP, no DT_NEEDED) for `machine`.
+fn static_elf(machine: u16) -> Vec<u8> {
+    let mut b = vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    b.extend(3u16.to_le_bytes()); // ET_DYN (static-pie, as Codex's musl binary)
+    b.extend(machine.to_le_bytes());
+    b.extend(1u32.to_le_bytes());
+    b.extend([0u8; 24]); // entry, phoff, shoff
+    b.extend(0u32.to_le_bytes()); // flags
+    b.extend(64u16.to_le_bytes());
+    b.extend(56u16.to_le_bytes());
+    b.extend(0u16.to_le_bytes());
+    b.extend(64u16.to_le_bytes());
+    b.extend([0u8; 4]); // shnum, shstrndx
+    b.extend(b"pretend codex");
+    b
+}
+
+const CODEX_MEMBER: &str = "codex_cli_bin/bin/codex";
+
+/// Serve Codex wheels (one static binary per platform, the version in codex-package.json).
+fn serve_codex(w: &mut World) -> [(String, Vec<u8>); 2] {
+    let out = [
+        ("manylinux_2_17_x86_64", goblin::elf::header::EM_X86_64),
+        ("manylinux_2_17_aarch64", goblin::elf::header::EM_AARCH64),
+    ]
+    .map(|(tag, machine)| {
+        let binary = static_elf(machine);
+        let wheel = w
+            ._dir
+            .path()
+            .join(format!("openai_codex_cli_bin-0.163.0-py3-none-{tag}.whl"));
+        write_zip(
+            &wheel,
+            &[
+                (CODEX_MEMBER, binary.as_slice()),
+                (
+                    "codex_cli_bin/codex-package.json",
+                    b"{\n  \"layoutVersion\": 1,\n  \"version\": \"0.163.0\"\n}\n",
+                ),
+            ],
+        );
+        w.registry
+            .others
+            .push((("openai-codex-cli-bin".to_string(), tag.to_string()), wheel));
+        (tag.to_string(), binary)
+    });
+    out
+}
+
+fn add_codex() -> Bumps {
+    Bumps {
+        add: [("codex".to_string(), "0.163.0".to_string())].into(),
+        ..Bumps::default()
+    }
+}
+
+#[test]
+fn adding_codex_pins_a_static_binary_per_platform_and_fetch_client_codex_verifies_it() {
+    let Some((mut w, _, platform)) = host_world() else {
+        eprintln!("skipped: /bin/true is not a readable ELF of a known architecture");
+        return;
+    };
+    let binaries = serve_codex(&mut w);
+    let current = w.resolve(&sample_on(platform), &Bumps::default()).unwrap();
+    let added = w.resolve(&current, &add_codex()).unwrap();
+    assert_eq!(added.problems(), Vec::<String>::new());
+    assert_eq!(
+        added.clients[0], current.clients[0],
+        "claude-code untouched"
+    );
+    let codex = &added.clients[1];
+    assert_eq!(
+        (codex.client.as_str(), codex.version.as_str()),
+        ("codex", "0.163.0")
+    );
+    assert_eq!(codex.package.name, "openai-codex-cli-bin");
+    assert_eq!(codex.image_path, "/scopebox/native/codex/codex");
+    assert_eq!(codex.platforms.len(), 2);
+    for (cp, (tag, binary)) in codex.platforms.iter().zip(&binaries) {
+        assert_eq!(&cp.pip_platform, tag);
+        assert_eq!(cp.binary.sha256, sha256_hex(binary));
+        assert_eq!(
+            cp.wheel.file,
+            format!("openai_codex_cli_bin-0.163.0-py3-none-{tag}.whl")
+        );
+        // Static: no interpreter, no libraries, no runtime files.
+        assert_eq!(
+            (
+                cp.interpreter.as_ref(),
+                cp.needed.len(),
+                cp.runtime.as_ref()
+            ),
+            (None, 0, None)
+        );
+    }
+    assert_eq!(added.runtimes, current.runtimes, "codex adds no runtime");
+    // Re-resolving the new lock is byte for byte the same; adding it again is refused.
+    assert_eq!(
+        w.resolve(&added, &Bumps::default()).unwrap().render(),
+        added.render()
+    );
+    assert!(matches!(
+        w.resolve(&added, &add_codex()),
+        Err(FetchError::Unresolvable { problem, .. }) if problem.contains("has it already")
+    ));
+    let unknown = Bumps {
+        add: [("cursor".to_string(), "1".to_string())].into(),
+        ..Bumps::default()
+    };
+    assert!(matches!(
+        w.resolve(&current, &unknown),
+        Err(FetchError::Unresolvable { problem, .. }) if problem.contains("known: claude-code, codex")
+    ));
+
+    // fetch --client codex: only Codex's wheel and binary, verified from the cache offline.
+    w.lock = added.clone();
+    let cache = Cache::open(&w.cache_root).unwrap();
+    let codex_only = ["codex".to_string()];
+    let plan = FetchPlan {
+        lock: &w.lock,
+        platforms: &[],
+        clients: &codex_only,
+        offline: true,
+    };
+    let got = fetch(&plan, &cache, &mut w.registry, &mut |_| {}).unwrap();
+    assert_eq!(got.platforms.len(), 2);
+    for p in &got.platforms {
+        assert_eq!(p.clients, ["codex"]);
+        let roles: Vec<Role> = p.files.iter().map(|f| f.role).collect();
+        assert_eq!(roles, [Role::Wheel, Role::Binary]);
+        assert!(p.symlinks.is_empty());
+        assert_eq!(
+            p.files[1].image_path.as_deref(),
+            Some("/scopebox/native/codex/codex")
+        );
+    }
+    // An unknown client is refused before anything is touched.
+    let cursor = ["cursor".to_string()];
+    let plan = FetchPlan {
+        clients: &cursor,
+        ..plan
+    };
+    assert!(matches!(
+        fetch(&plan, &cache, &mut w.registry, &mut |_| {}),
+        Err(FetchError::UnknownClient { client, known }) if client == "cursor" && known == ["claude-code", "codex"]
+    ));
+}
+
+#[test]
+fn a_codex_binary_or_wheel_other_than_the_pinned_one_is_refused_naming_it() {
+    let Some((mut w, _, platform)) = host_world() else {
+        return;
+    };
+    serve_codex(&mut w);
+    let current = w.resolve(&sample_on(platform), &Bumps::default()).unwrap();
+    let added = w.resolve(&current, &add_codex()).unwrap();
+    let codex_only = ["codex".to_string()];
+    // A fresh cache: the wheel is downloaded and checked against the pin.
+    let fresh = w._dir.path().join("fresh-cache");
+    let mut wrong_wheel = added.clone();
+    wrong_wheel.clients[1].platforms[0].wheel.sha256 = "f".repeat(64);
+    let cache = Cache::open(&fresh).unwrap();
+    let err = fetch(
+        &FetchPlan {
+            lock: &wrong_wheel,
+            platforms: &[],
+            clients: &codex_only,
+            offline: false,
+        },
+        &cache,
+        &mut w.registry,
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, FetchError::DigestMismatch { file, expected, .. }
+            if file.starts_with("openai_codex_cli_bin-0.163.0-py3-none-manylinux_2_17_x86_64.whl") && *expected == "f".repeat(64)),
+        "{err:?}"
+    );
+    assert_eq!(err.code(), "digest-mismatch");
+    drop(cache);
+    // The pinned binary is not what the (verified) wheel holds.
+    let mut wrong_binary = added.clone();
+    wrong_binary.clients[1].platforms[1].binary.sha256 = "e".repeat(64);
+    let cache = Cache::open(&fresh).unwrap();
+    let err = fetch(
+        &FetchPlan {
+            lock: &wrong_binary,
+            platforms: &["linux/arm64".to_string()],
+            clients: &codex_only,
+            offline: false,
+        },
+        &cache,
+        &mut w.registry,
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, FetchError::DigestMismatch { file, .. }
+            if file == "openai_codex_cli_bin-0.163.0-py3-none-manylinux_2_17_aarch64.whl!codex_cli_bin/bin/codex"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_json_version_member_gives_its_version_string() {
+    assert_eq!(
+        version_text(
+            "x/codex-package.json",
+            "{\"version\": \"0.163.0\", \"target\": \"x\"}"
+        ),
+        "0.163.0"
+    );
+    assert_eq!(
+        version_text("x/codex-package.json", "{\"layoutVersion\": 1}"),
+        ""
+    );
+    assert_eq!(version_text("x/codex-package.json", "not json"), "");
+    assert_eq!(
+        version_text("x/claude.version", "2.1.327 (Claude Code)\n"),
+        "2.1.327"
     );
 }
