@@ -29,8 +29,8 @@ mod interrupt;
 mod sweep;
 
 // `scopebox native fetch` / `native lock` refusals decided from the lock and cache alone
-// (an offline miss, a tampered cache entry, an invalid lock, an unknown platform): exit 2
-// and one JSON object, no network.
+// (an offline miss, a tampered cache entry, an invalid lock, an unknown platform or client):
+// exit 2 and one JSON object, no network; both native matrices are what their generators write.
 mod native;
 
 // Hostile candidates (`scopebox-hostile`, one attack per packed archive) through `scopebox run
