@@ -2,18 +2,25 @@
 # Platform benchmark: figures, not a pass/fail test.
 #
 #   bash bench/platforms.sh [RUNS]     # needs the Docker engine, python3; arm64 needs .ci/setup-emulation
+#   SCOPEBOX_BIN=path/to/scopebox bash bench/platforms.sh [RUNS]   # measure that binary, build nothing
 #
 # Side by side, in one invocation, on the same engine, RUNS times each (median reported):
 #   floor-amd64 / floor-arm64  a no-op container with the evidence boundary (the policy's flags,
 #                              a fresh named volume at /evidence, an init), created, started,
 #                              waited for and removed with its volume: the least a run can cost
 #   amd64, arm64, both         warm `scopebox run --platform …` on the shipped matrix
-# It builds scopebox (release) once first, and one warm-up run fills the caches.
+# and, per run kind, where the time went (medians, ms): the orchestrator's phases (`--json`
+# `phasesMs`: engine/probe, build, image, sweep, inputs, containers, receipt, archive, verify),
+# per container the lifecycle (create, start, in-box run, export, inspect+remove: from
+# outer/execution.json) and the runner's own phases inside (its `phases` line: boundary,
+# controls, cases, write). The load average is printed before and after: the machine may be
+# shared. It builds scopebox (release) once first, and one warm-up run fills the caches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
-cargo build --quiet --release -p scopebox
-bin=target/release/scopebox
+# SCOPEBOX_BIN: an already built scopebox to measure instead (nothing is built then).
+bin=${SCOPEBOX_BIN:-target/release/scopebox}
+[ -n "${SCOPEBOX_BIN:-}" ] || cargo build --quiet --release -p scopebox
 work=$(mktemp -d /tmp/scopebox-bench.XXXXXX)
 cleanup() {
   rm -rf "$work"
@@ -76,24 +83,60 @@ floor() {
 }
 run() {
   local out="$work/bundle-$RANDOM$RANDOM"
-  "$bin" run --out "$out" "$@" >/dev/null 2>"$work/last.err" || { cat "$work/last.err" >&2; exit 1; }
+  "$bin" run --json --out "$out" "$@" >"$work/last.json" 2>"$work/last.err" || { cat "$work/last.err" >&2; exit 1; }
+  if [ -n "${phases:-}" ]; then
+    python3 - "$out" "$work/last.json" "$work/last.err" >>"$phases" <<'PY'
+import glob, json, re, sys
+out, summary, err = sys.argv[1:]
+row = {"orchestrator": json.load(open(summary)).get("phasesMs", {})}
+for path in sorted(glob.glob(f"{out}/platforms/*/outer/execution.json") + glob.glob(f"{out}/platforms/*/shards/*/outer/execution.json")):
+    at = {e["event"]: e["atMs"] for e in json.load(open(path))["events"]}
+    name = path[len(out) + len("/platforms/"):-len("/outer/execution.json")]
+    row[name] = {"create": at["container-created"] - at["volume-created"],
+                 "start": at["started"] - at["container-created"],
+                 "in-box": at["exited"] - at["started"],
+                 "export": at["evidence-exported"] - at["exited"],
+                 "inspect+remove": at["volume-removed"] - at["evidence-exported"],
+                 "sweep": at["swept"] - at["volume-removed"]}
+for line in open(err, errors="replace"):
+    m = re.search(r"^(?:\[([^\]]+)\] +)?runner: phases (.*)$", line.strip())
+    if m:
+        key = "runner " + (m.group(1) or "")
+        row.setdefault(key.strip(), {}).update({k: int(v) / 1000 for k, v in re.findall(r"(\S+)=(\d+)us", m.group(2))})
+print(json.dumps(row))
+PY
+  fi
   rm -rf "$out"
 }
 measure() { # name, command...
   local name=$1; shift
   local times=()
+  phases="$work/phases-$name.jsonl"
+  : >"$phases"
   for _ in $(seq "$runs"); do
     local s e
     s=$(date +%s%N); "$@"; e=$(date +%s%N)
     times+=($(( (e - s) / 1000000 )))
   done
-  printf '%-12s median %6d ms   (runs: %s)\n' "$name" \
-    "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")" "${times[*]}"
+  printf '%-12s median %6d ms   (runs: %s)   load %s\n' "$name" \
+    "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")" "${times[*]}" \
+    "$(cut -d' ' -f1-3 /proc/loadavg)"
+  if [ -s "$phases" ]; then
+    python3 - "$phases" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for part in rows[0]:
+    keys = rows[0][part].keys()
+    cells = [f"{k} {statistics.median_low([r[part][k] for r in rows if part in r and k in r[part]]):g}" for k in keys]
+    print(f"    {part:<22} " + ", ".join(cells))
+PY
+  fi
+  phases=
 }
 
 run --platform linux/amd64 # warm-up: builds, loads images
 run
-echo "scopebox platforms benchmark, $runs runs each, $(nproc) cores, engine $(docker info -f '{{.ServerVersion}} {{.Architecture}}')"
+echo "scopebox platforms benchmark, $runs runs each, $(nproc) cores, engine $(docker info -f '{{.ServerVersion}} {{.Architecture}}'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 measure floor-amd64 floor amd64
 measure floor-arm64 floor arm64
 measure amd64 run --platform linux/amd64

@@ -76,6 +76,45 @@ impl Names {
     }
 }
 
+impl Names {
+    /// The names of shard `index` of `platform`'s containers: shard 0 is the platform's own
+    /// (`for_platform`); shard i ≥ 1 adds `-s<i>`, with a lane of its own so that one
+    /// container's final sweep never removes a sibling that still runs.
+    pub fn for_shard(run_id: &str, platform: Platform, index: usize) -> Names {
+        if index == 0 {
+            return Names::for_platform(run_id, platform);
+        }
+        let arch = platform.oci_architecture();
+        Names {
+            run_id: run_id.to_string(),
+            container: format!("scopebox-{run_id}-{arch}-s{index}"),
+            volume: format!("scopebox-{run_id}-{arch}-s{index}-evidence"),
+            sweep_label: format!("{LANE_LABEL}={}", shard_lane(run_id, platform, index)),
+        }
+    }
+}
+
+/// The lane of shard `index` of a platform: the platform's lane, `-s<i>` for i ≥ 1.
+pub fn shard_lane(run_id: &str, platform: Platform, index: usize) -> String {
+    if index == 0 {
+        lane(run_id, platform)
+    } else {
+        format!("{}-s{index}", lane(run_id, platform))
+    }
+}
+
+/// `platform_labels` with the lane of shard `index`.
+pub fn shard_labels(
+    run_id: &str,
+    platform: Platform,
+    index: usize,
+    keep_on_failure: bool,
+) -> Labels {
+    let mut labels = labels(run_id, keep_on_failure);
+    labels.insert(LANE_LABEL.to_string(), shard_lane(run_id, platform, index));
+    labels
+}
+
 /// `<run id>-<arch>`: the value of `LANE_LABEL` on a platform's objects.
 pub fn lane(run_id: &str, platform: Platform) -> String {
     format!("{run_id}-{}", platform.oci_architecture())

@@ -133,6 +133,11 @@ pub struct RunArgs {
     /// directly); never overwrites
     #[arg(long, value_name = "FILE.tar.gz")]
     pub archive: Option<PathBuf>,
+    /// Containers per platform to split the matrix across (cases by position modulo N, run
+    /// concurrently; each observes its boundary and runs every control). Default: the
+    /// container's CPU limit, capped by this host's CPUs.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=16))]
+    pub shards: Option<u64>,
     /// Print a JSON summary on stdout
     #[arg(long)]
     pub json: bool,

@@ -27,11 +27,11 @@ use scopebox_schema::matrix::Matrix;
 use scopebox_schema::platform::Platform;
 use scopebox_schema::policy::{check_applied, check_observed, BoundaryPolicy};
 use scopebox_schema::receipt::{
-    blob_path, platform_dir, Blob, BlobRole, BlobUse, BoundaryRecord, CaseEntry, CaseSummary,
-    Durations, Execution, MatrixRef, NotCovered, OverallSummary, PlatformInputs, PlatformRun,
-    Receipt, Tool, CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR, EXECUTION_FILE,
-    IMAGE_CONFIG_FILE, IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE, PACK_MANIFEST_FILE,
-    POLICY_FILE, RECEIPT_FILE, RECIPE_FILE, SCHEMA_VERSION,
+    blob_path, platform_dir, shard_dir, Blob, BlobRole, BlobUse, BoundaryRecord, CaseEntry,
+    CaseSummary, Durations, Execution, MatrixRef, NotCovered, OverallSummary, PlatformInputs,
+    PlatformRun, Receipt, ShardRun, Tool, CONTAINER_INSPECT_FILE, ENVELOPE_FILE, EVIDENCE_DIR,
+    EXECUTION_FILE, IMAGE_CONFIG_FILE, IMAGE_INSPECT_FILE, LAYER_MANIFEST_FILE, MATRIX_FILE,
+    PACK_MANIFEST_FILE, POLICY_FILE, RECEIPT_FILE, RECIPE_FILE, SCHEMA_VERSION,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -327,74 +327,61 @@ pub struct EngineFacts<'a> {
     pub architecture: &'a str,
 }
 
-/// Judge one platform's extracted evidence (below `bundle/platforms/<os>-<arch>/`) and write its
+/// One container of a platform as the orchestrator saw it: its lifecycle record and the
+/// execution derived from it. A platform whose matrix was split has several (shard order).
+pub struct ContainerRun<'a> {
+    pub rec: &'a Record,
+    pub execution: Execution,
+}
+
+/// Judge one platform's extracted evidence (below `bundle/platforms/<os>-<arch>/`, and
+/// `shards/<i>/` below it for every further container) and write each container's
 /// `outer/execution.json`; returns its receipt section and the conclusion.
 pub fn judge_platform(
     bundle: &Path,
     shared: &SharedInputs,
     inputs: &PlatformInputsOf,
     engine: &EngineFacts,
-    rec: &Record,
-    execution: Execution,
+    containers: Vec<ContainerRun>,
 ) -> Result<(PlatformRun, Conclusion), ReceiptError> {
     let pdir = platform_dir(inputs.platform);
-    let dir = bundle.join(&pdir);
-    let evidence = dir.join(EVIDENCE_DIR);
-    let mut problems: Vec<String> = rec.errors.clone();
-    problems.extend(completion_failures(&execution));
-
-    // Boundary: applied (inspection) and observed (inside), judged by the shared rules.
-    let observed: Option<InnerBoundary> = read_json(&evidence.join(BOUNDARY_FILE));
-    let applied_failures = match rec
-        .container_inspect
-        .as_deref()
-        .map(serde_json::from_slice::<serde_json::Value>)
-    {
-        Some(Ok(doc)) => check_applied(shared.policy, &doc, engine.name),
-        Some(Err(e)) => vec![format!("container-inspect: not JSON ({e})")],
-        None => vec!["container-inspect: missing".to_string()],
-    };
-    let observed_failures = match &observed {
-        Some(obs) => check_observed(shared.policy, obs),
-        None => vec![format!(
-            "inner-boundary: evidence/{BOUNDARY_FILE} missing or unreadable"
-        )],
-    };
-    for f in applied_failures.iter() {
-        problems.push(format!("boundary as applied: {f}"));
+    let count = containers.len().max(1);
+    let mut problems: Vec<String> = Vec::new();
+    let mut judged = Vec::new();
+    for (index, c) in containers.into_iter().enumerate() {
+        let sdir = if index == 0 {
+            pdir.clone()
+        } else {
+            shard_dir(&pdir, index)
+        };
+        let dir = bundle.join(&sdir);
+        let (boundary, controls, found) = judge_container(&dir, shared, inputs, engine, &c)?;
+        let tag = if count > 1 {
+            format!("shard {index}/{count}: ")
+        } else {
+            String::new()
+        };
+        problems.extend(found.into_iter().map(|p| format!("{tag}{p}")));
+        judged.push(ShardRun {
+            index,
+            dir: sdir,
+            boundary,
+            controls,
+            execution: c.execution,
+            cleanup: c.rec.cleanup.clone(),
+        });
     }
-    for f in observed_failures.iter() {
-        problems.push(format!("boundary as observed: {f}"));
-    }
-    if let Some(obs) = &observed {
-        if obs.machine != inputs.platform.machine() {
-            problems.push(format!(
-                "the runner saw machine {:?}, not {}",
-                obs.machine,
-                inputs.platform.machine()
-            ));
-        }
-    }
-
-    let controls: Controls = match read_json(&evidence.join(CONTROLS_FILE)) {
-        Some(c) => {
-            problems.extend(control_record_problems(&evidence, shared.matrix, &c));
-            c
-        }
-        None => {
-            problems.push(format!(
-                "controls: evidence/{CONTROLS_FILE} missing or unreadable"
-            ));
-            failed_controls()
-        }
-    };
-    problems.extend(judge::control_failures(&controls));
 
     // Cases: the runner's verdict, re-derived from the raw captures; both must pass and agree.
+    // Each case's files are where its shard ran it.
     let mut cases = Vec::with_capacity(shared.matrix.cases.len());
     let mut passed = 0usize;
-    for case in &shared.matrix.cases {
-        let case_dir = evidence.join(CASES_DIR).join(&case.id);
+    for (position, case) in shared.matrix.cases.iter().enumerate() {
+        let case_dir = bundle
+            .join(&judged[position % count].dir)
+            .join(EVIDENCE_DIR)
+            .join(CASES_DIR)
+            .join(&case.id);
         let stdout = std::fs::read(case_dir.join(STDOUT_FILE)).ok();
         let stderr = std::fs::read(case_dir.join(STDERR_FILE)).ok();
         let record_bytes = std::fs::read(case_dir.join(RECORD_FILE)).ok();
@@ -460,14 +447,11 @@ pub fn judge_platform(
     }
     let total = shared.matrix.cases.len();
 
-    if rec.kept {
-        problems.push("container and volume kept for inspection (--keep-on-failure)".into());
-    } else {
-        problems.extend(cleanup_failures(&rec.cleanup));
-    }
-
-    write_file(&dir, EXECUTION_FILE, &pretty(&execution))?;
     let engine_platform = Platform::from_machine(engine.architecture);
+    let mut judged = judged.into_iter();
+    let first = judged
+        .next()
+        .expect("a platform ran in at least one container");
     let run = PlatformRun {
         platform: inputs.platform,
         dir: pdir,
@@ -476,23 +460,17 @@ pub fn judge_platform(
         engine: engine.name,
         engine_version: engine.version.to_string(),
         inputs: inputs.record(),
-        boundary: BoundaryRecord {
-            policy: shared.policy.clone(),
-            observed,
-            applied_meets_policy: applied_failures.is_empty(),
-            observed_meets_policy: observed_failures.is_empty(),
-            applied_failures,
-            observed_failures,
-        },
-        controls,
+        boundary: first.boundary,
+        controls: first.controls,
         summary: CaseSummary {
             total,
             passed,
             failed: total - passed,
         },
         cases,
-        execution,
-        cleanup: rec.cleanup.clone(),
+        execution: first.execution,
+        cleanup: first.cleanup,
+        shards: judged.collect(),
     };
     Ok((
         run,
@@ -501,6 +479,86 @@ pub fn judge_platform(
             total,
             problems,
         },
+    ))
+}
+
+/// One container's boundary (applied and observed) and controls, judged from its directory
+/// `dir` (the platform's, or a shard's; `write_outer` wrote its `outer/`), with every problem
+/// found.
+fn judge_container(
+    dir: &Path,
+    shared: &SharedInputs,
+    inputs: &PlatformInputsOf,
+    engine: &EngineFacts,
+    c: &ContainerRun,
+) -> Result<(BoundaryRecord, Controls, Vec<String>), ReceiptError> {
+    let rec = c.rec;
+    let evidence = dir.join(EVIDENCE_DIR);
+    let mut problems: Vec<String> = rec.errors.clone();
+    problems.extend(completion_failures(&c.execution));
+    // Boundary: applied (inspection) and observed (inside), judged by the shared rules.
+    let observed: Option<InnerBoundary> = read_json(&evidence.join(BOUNDARY_FILE));
+    let applied_failures = match rec
+        .container_inspect
+        .as_deref()
+        .map(serde_json::from_slice::<serde_json::Value>)
+    {
+        Some(Ok(doc)) => check_applied(shared.policy, &doc, engine.name),
+        Some(Err(e)) => vec![format!("container-inspect: not JSON ({e})")],
+        None => vec!["container-inspect: missing".to_string()],
+    };
+    let observed_failures = match &observed {
+        Some(obs) => check_observed(shared.policy, obs),
+        None => vec![format!(
+            "inner-boundary: evidence/{BOUNDARY_FILE} missing or unreadable"
+        )],
+    };
+    for f in applied_failures.iter() {
+        problems.push(format!("boundary as applied: {f}"));
+    }
+    for f in observed_failures.iter() {
+        problems.push(format!("boundary as observed: {f}"));
+    }
+    if let Some(obs) = &observed {
+        if obs.machine != inputs.platform.machine() {
+            problems.push(format!(
+                "the runner saw machine {:?}, not {}",
+                obs.machine,
+                inputs.platform.machine()
+            ));
+        }
+    }
+
+    let controls: Controls = match read_json(&evidence.join(CONTROLS_FILE)) {
+        Some(c) => {
+            problems.extend(control_record_problems(&evidence, shared.matrix, &c));
+            c
+        }
+        None => {
+            problems.push(format!(
+                "controls: evidence/{CONTROLS_FILE} missing or unreadable"
+            ));
+            failed_controls()
+        }
+    };
+    problems.extend(judge::control_failures(&controls));
+
+    if rec.kept {
+        problems.push("container and volume kept for inspection (--keep-on-failure)".into());
+    } else {
+        problems.extend(cleanup_failures(&rec.cleanup));
+    }
+    Ok((
+        BoundaryRecord {
+            policy: shared.policy.clone(),
+            observed,
+            applied_meets_policy: applied_failures.is_empty(),
+            observed_meets_policy: observed_failures.is_empty(),
+            applied_failures,
+            observed_failures,
+        },
+        controls,
+        problems,
     ))
 }
 

@@ -96,12 +96,13 @@ fn run_candidate(dir: &Path, candidate: Option<(&Path, &str)>) -> Judged {
     let case_failures = run
         .cases
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(position, c)| {
+            // Each case's evidence is in the directory of the shard that ran it.
+            let dir = run.shard_dir(position % run.shard_count());
             let record: CaseRecord = serde_json::from_slice(
-                &std::fs::read(
-                    bundle.join(run.path(&format!("evidence/cases/{}/record.json", c.id))),
-                )
-                .unwrap(),
+                &std::fs::read(bundle.join(format!("{dir}/evidence/cases/{}/record.json", c.id)))
+                    .unwrap(),
             )
             .unwrap();
             (c.id.clone(), record.verdict.failures)

@@ -109,6 +109,21 @@ pub fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bu
         std::fs::read(&matrix).unwrap(),
         "the matrix is bundled byte for byte"
     );
+    // Each platform's matrix is split across the containers the CPU limit (2) and this host's
+    // CPUs allow; every further container observed its boundary, exited 0 and was removed.
+    let host = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for run in &receipt.platforms {
+        assert_eq!(run.shard_count(), host.clamp(1, 2));
+        for shard in &run.shards {
+            assert!(shard.boundary.applied_meets_policy && shard.boundary.observed_meets_policy);
+            assert!(shard.cleanup.container_removed && shard.cleanup.volume_removed);
+            assert_eq!(shard.execution.exit_code, Some(0));
+            assert!(bundle
+                .join(&shard.dir)
+                .join("evidence/summary.json")
+                .is_file());
+        }
+    }
     for run in &receipt.platforms {
         assert!(run.cases.iter().all(|c| c.verdict == "pass"));
         assert!(run.boundary.applied_meets_policy && run.boundary.observed_meets_policy);

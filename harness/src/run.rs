@@ -9,6 +9,7 @@
 use crate::watch::Watch;
 use crate::{boundary, case, controls, fixture, HarnessError, IoContext, Layout};
 use scopebox_schema::digest::sha256_hex;
+use scopebox_schema::evidence::Shard;
 use scopebox_schema::evidence::{
     AdversarialControl, Controls, RunError, RunSummary, BOUNDARY_FILE, CASES_DIR, CONTROLS_DIR,
     CONTROLS_FILE, ERROR_FILE, NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE,
@@ -16,7 +17,7 @@ use scopebox_schema::evidence::{
     POSITIVE_CONTROL_WITNESS_FILE, SUMMARY_FILE,
 };
 use scopebox_schema::judge;
-use scopebox_schema::matrix::{Fault, Matrix};
+use scopebox_schema::matrix::{Case, Fault, Matrix};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -88,9 +89,15 @@ pub fn refuse(layout: &Layout, kind: &str, message: &str, progress: &mut dyn Wri
     RunStatus::HarnessFailed
 }
 
-/// The whole run. Never panics on bad input; every outcome is a `RunStatus`. The container and
-/// `run-rebased` always pass `Watch::Kernel`.
-pub fn run(layout: &Layout, watch: &mut Watch, progress: &mut dyn Write) -> RunStatus {
+/// The whole run of `shard`'s cases (`Shard::WHOLE`: every case; the boundary and every
+/// control run in every shard). Never panics on bad input; every outcome is a `RunStatus`. The
+/// container and `run-rebased` always pass `Watch::Kernel`.
+pub fn run(
+    layout: &Layout,
+    shard: Shard,
+    watch: &mut Watch,
+    progress: &mut dyn Write,
+) -> RunStatus {
     let (matrix, matrix_sha256) = match load_matrix(&layout.matrix_path) {
         Ok(m) => m,
         Err(error) => {
@@ -102,7 +109,7 @@ pub fn run(layout: &Layout, watch: &mut Watch, progress: &mut dyn Write) -> RunS
             return RunStatus::MatrixRefused;
         }
     };
-    match run_matrix(layout, &matrix, &matrix_sha256, watch, progress) {
+    match run_matrix(layout, &matrix, &matrix_sha256, shard, watch, progress) {
         Ok(status) => status,
         Err(e) => {
             let message = format!("failed to {e}: {}", e.source);
@@ -130,12 +137,14 @@ fn run_matrix(
     layout: &Layout,
     matrix: &Matrix,
     matrix_sha256: &str,
+    shard: Shard,
     watch: &mut Watch,
     progress: &mut dyn Write,
 ) -> Result<RunStatus, HarnessError> {
     let cases_dir = layout.evidence_dir.join(CASES_DIR);
     std::fs::create_dir_all(&cases_dir).at("create", &cases_dir)?;
 
+    let mut phases = Phases::default();
     let inner = boundary::observe(layout, watch);
     write_json(&layout.evidence_dir.join(BOUNDARY_FILE), &inner)?;
     let _ = writeln!(
@@ -151,6 +160,7 @@ fn run_matrix(
         errno_text(inner.tmpfs_exec_errno)
     );
 
+    phases.lap("boundary");
     // A marker left over from anything before the controls would make them meaningless; the
     // positive control records it (and fails) rather than silently deleting it.
     let (positive_record, positive_witness) = controls::positive(layout, watch)?;
@@ -218,9 +228,19 @@ fn run_matrix(
         },
     )?;
 
+    phases.lap("controls");
     let mut passed = 0;
-    let mut durations = Vec::with_capacity(matrix.cases.len());
-    for c in &matrix.cases {
+    // This shard's cases, in matrix order; each case's evidence is the same bytes whichever
+    // shard runs it (each case starts from cleared fixture roots and no marker).
+    let cases: Vec<&Case> = matrix
+        .cases
+        .iter()
+        .enumerate()
+        .filter(|(position, _)| shard.runs(*position))
+        .map(|(_, c)| c)
+        .collect();
+    let mut durations = Vec::with_capacity(cases.len());
+    for c in cases.iter().copied() {
         if c.fault == Some(Fault::Stall) {
             let _ = writeln!(
                 progress,
@@ -249,15 +269,19 @@ fn run_matrix(
         }
     }
     fixture::clear(layout)?;
+    phases.lap("cases");
+    // Figures for people and the benchmark, never evidence: in no record.
+    let _ = writeln!(progress, "phases {}", phases.line());
 
-    let total = matrix.cases.len();
+    let total = cases.len();
     let summary = RunSummary {
         matrix_sha256: matrix_sha256.to_string(),
         total,
         passed,
         failed: total - passed,
-        case_ids: matrix.cases.iter().map(|c| c.id.clone()).collect(),
+        case_ids: cases.iter().map(|c| c.id.clone()).collect(),
         median_case_micros: median(&mut durations),
+        shard,
     };
     let _ = writeln!(
         progress,
@@ -273,6 +297,39 @@ fn run_matrix(
     } else {
         RunStatus::Failed
     })
+}
+
+/// Wall time of the runner's own phases, one lap after another.
+struct Phases {
+    last: std::time::Instant,
+    laps: Vec<(&'static str, u128)>,
+}
+
+impl Default for Phases {
+    fn default() -> Phases {
+        Phases {
+            last: std::time::Instant::now(),
+            laps: Vec::new(),
+        }
+    }
+}
+
+impl Phases {
+    fn lap(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        self.laps
+            .push((name, now.duration_since(self.last).as_micros()));
+        self.last = now;
+    }
+
+    /// `boundary=812us controls=...`
+    fn line(&self) -> String {
+        self.laps
+            .iter()
+            .map(|(name, us)| format!("{name}={us}us"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 fn errno_text(errno: Option<i32>) -> String {
@@ -336,7 +393,7 @@ mod tests {
         l.evidence_dir = d.path().join("blocker/evidence");
         let mut progress = Vec::new();
         assert_eq!(
-            run(&l, &mut Watch::Unwatched, &mut progress),
+            run(&l, Shard::WHOLE, &mut Watch::Unwatched, &mut progress),
             RunStatus::HarnessFailed
         );
         let progress = String::from_utf8(progress).unwrap();

@@ -381,6 +381,12 @@ impl State {
             BEGIN => {
                 let mut events = std::mem::take(&mut self.stray);
                 events.truncate(EVENT_LIMIT);
+                // Numbered per window (carried-over events first), so a case's record does
+                // not depend on what ran before it: the same bytes in any order or shard.
+                for (n, e) in events.iter_mut().enumerate() {
+                    e.seq = n as u64 + 1;
+                }
+                self.seq = events.len() as u64;
                 self.window = Some(events);
                 control.write_all(&[BEGUN])
             }

@@ -225,7 +225,12 @@ fn a_candidate_that_cannot_start_fails_its_case_not_the_run() {
     install_matrix(&l, &m);
     let mut progress = Vec::new();
     assert_eq!(
-        run(&l, &mut Watch::Unwatched, &mut progress),
+        run(
+            &l,
+            scopebox_schema::evidence::Shard::WHOLE,
+            &mut Watch::Unwatched,
+            &mut progress,
+        ),
         RunStatus::Failed
     );
     let stderr = std::fs::read_to_string(l.evidence_dir.join("cases/b/stderr")).unwrap();

@@ -4,9 +4,11 @@
 //! denial (tests may run as root), the fixed /etc/claude-code location, project keys and
 //! paths spelled as container paths, instruction levels above the root.
 
-use crate::support::{host_stable, layout, mcpscope_bin, run_and_replay, shipped};
+use crate::support::{
+    host_stable, layout, mcpscope_bin, run_and_replay, run_and_replay_shard, shipped,
+};
 use scopebox_schema::evidence::{
-    Controls, NegativeControlRecord, PositiveControlRecord, RunSummary, CONTROLS_FILE,
+    Controls, NegativeControlRecord, PositiveControlRecord, RunSummary, Shard, CONTROLS_FILE,
     NEGATIVE_CONTROL_RECORD_FILE, NEGATIVE_CONTROL_STDERR_FILE, NEGATIVE_CONTROL_STDOUT_FILE,
     POSITIVE_CONTROL_RECORD_FILE,
 };
@@ -127,5 +129,108 @@ fn each_case_leaves_the_same_evidence_whatever_order_the_cases_run_in() {
             b.get(id),
             "case {id} differs when run in reverse"
         );
+    }
+}
+
+/// One case's evidence with the inherently per-run fields redacted: stdout, stderr, the record
+/// (duration zeroed) and the witness record (pids and timings zeroed).
+type CaseEvidence = (Vec<u8>, Vec<u8>, serde_json::Value, serde_json::Value);
+
+fn case_evidence(l: &scopebox_harness::Layout, id: &str) -> CaseEvidence {
+    let dir = l.evidence_dir.join("cases").join(id);
+    let mut record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("record.json")).unwrap()).unwrap();
+    record["durationMicros"] = 0.into();
+    let mut witness: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("witness.json")).unwrap()).unwrap();
+    redact_per_run(&mut witness);
+    (
+        std::fs::read(dir.join("stdout")).unwrap(),
+        std::fs::read(dir.join("stderr")).unwrap(),
+        record,
+        witness,
+    )
+}
+
+/// Zeroes every number under a key that names a process id or a time.
+fn redact_per_run(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                let k = key.to_ascii_lowercase();
+                if v.is_number()
+                    && (k.contains("pid")
+                        || k.contains("micros")
+                        || k.ends_with("ms")
+                        || k.contains("nanos"))
+                {
+                    *v = 0.into();
+                } else {
+                    redact_per_run(v);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_per_run),
+        _ => {}
+    }
+}
+
+/// Evidence that does not depend on the parallelism: the matrix split across 1, 2 and 3 shards
+/// (`SCOPEBOX_SHARD`, as the orchestrator splits a platform across containers) leaves every
+/// case's stdout, stderr, record and witness record the same bytes (per-run fields redacted),
+/// each shard runs exactly its cases and every control, and the shards' summaries together
+/// count the whole matrix.
+#[test]
+fn each_case_leaves_the_same_evidence_whatever_the_number_of_shards() {
+    let Some((full, cases)) = host_stable_claude_code() else {
+        return;
+    };
+    let matrix = Matrix { cases, ..full };
+    let (_dir, l) = layout(&mcpscope_bin());
+    let mut by_shards = Vec::new();
+    for of in [1, 2, 3] {
+        let mut evidence = std::collections::BTreeMap::new();
+        let mut ran = 0;
+        for index in 0..of {
+            let _ = std::fs::remove_dir_all(&l.evidence_dir);
+            let shard = Shard { index, of };
+            let progress = run_and_replay_shard(&l, &matrix, shard);
+            assert!(
+                progress.contains("controls positive ok negative caught"),
+                "{progress}"
+            );
+            let summary: RunSummary = serde_json::from_slice(
+                &std::fs::read(l.evidence_dir.join("summary.json")).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(summary.shard, shard);
+            let mine: Vec<String> = matrix
+                .cases
+                .iter()
+                .enumerate()
+                .filter(|(p, _)| p % of == index)
+                .map(|(_, c)| c.id.clone())
+                .collect();
+            assert_eq!(summary.case_ids, mine);
+            assert_eq!(summary.passed, mine.len());
+            ran += summary.total;
+            for id in &mine {
+                evidence.insert(id.clone(), case_evidence(&l, id));
+            }
+        }
+        assert_eq!(ran, matrix.cases.len());
+        by_shards.push(evidence);
+    }
+    let whole = &by_shards[0];
+    assert_eq!(whole.len(), matrix.cases.len());
+    for (of, split) in by_shards.iter().enumerate().skip(1) {
+        for (id, evidence) in whole {
+            assert_eq!(
+                Some(evidence),
+                split.get(id),
+                "case {id} differs when the matrix runs in {} shards",
+                of + 1
+            );
+        }
     }
 }

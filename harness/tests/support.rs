@@ -4,7 +4,7 @@
 
 use scopebox_harness::run::RunStatus;
 use scopebox_harness::Layout;
-use scopebox_schema::evidence::CaseRecord;
+use scopebox_schema::evidence::{CaseRecord, Shard, SHARD_ENV};
 use scopebox_schema::judge;
 use scopebox_schema::layout::SENTINEL_BIN;
 use scopebox_schema::matrix::{Case, FixtureEntry, Matrix};
@@ -153,9 +153,19 @@ pub fn host_stable(c: &Case, fixed_dirs: &[&str], path_pointers: &[&str]) -> boo
 /// files alone, as the verifier does, witness record included: the verdict must equal the
 /// recorded one, pass, and see no sentinel marker. Returns the runner's progress text.
 pub fn run_and_replay(l: &Layout, matrix: &Matrix) -> String {
+    run_and_replay_shard(l, matrix, Shard::WHOLE)
+}
+
+/// `run_and_replay` of one shard's cases (`SHARD_ENV` set as the orchestrator sets it); only
+/// that shard's cases are re-judged.
+pub fn run_and_replay_shard(l: &Layout, matrix: &Matrix, shard: Shard) -> String {
     install_matrix(l, matrix);
     let base = l.evidence_dir.parent().unwrap();
-    let out = Command::new(runner_bin())
+    let mut cmd = Command::new(runner_bin());
+    if !shard.is_whole() {
+        cmd.env(SHARD_ENV, shard.text());
+    }
+    let out = cmd
         .arg("run-rebased")
         .arg(base)
         .arg(&l.matrix_path)
@@ -170,7 +180,15 @@ pub fn run_and_replay(l: &Layout, matrix: &Matrix) -> String {
         "{progress}"
     );
     let cases_dir = l.evidence_dir.join("cases");
-    for c in &matrix.cases {
+    for (position, c) in matrix.cases.iter().enumerate() {
+        if !shard.runs(position) {
+            assert!(
+                !cases_dir.join(&c.id).exists(),
+                "{} is not this shard's",
+                c.id
+            );
+            continue;
+        }
         let dir = cases_dir.join(&c.id);
         let record: CaseRecord =
             serde_json::from_slice(&std::fs::read(dir.join("record.json")).unwrap()).unwrap();

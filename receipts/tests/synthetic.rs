@@ -627,6 +627,7 @@ pub fn write_bundle_for(
                 failed: cases - passed,
                 case_ids: matrix.cases.iter().map(|c| c.id.clone()).collect(),
                 median_case_micros: 1_500,
+                shard: Default::default(),
             },
         )?;
 
@@ -674,6 +675,7 @@ pub fn write_bundle_for(
                 volume_removed: true,
                 leftovers: 0,
             },
+            shards: Vec::new(),
         });
     }
     let mut blobs: Vec<Blob> = blobs.into_values().collect();

@@ -287,12 +287,86 @@ pub struct Verdict {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RunSummary {
     pub matrix_sha256: String,
+    /// Counts over the cases this runner ran (its shard's).
     pub total: usize,
     pub passed: usize,
     pub failed: usize,
-    /// Case ids in matrix order.
+    /// Case ids in matrix order (its shard's).
     pub case_ids: Vec<String>,
     pub median_case_micros: u64,
+    /// Which share of the matrix this container ran; absent when it ran every case.
+    #[serde(default, skip_serializing_if = "Shard::is_whole")]
+    pub shard: Shard,
+}
+
+/// The environment variable that tells a container's runner its shard, `<index>/<of>`
+/// (absent: the whole matrix). Set by the orchestrator at create time, like the engine machine.
+pub const SHARD_ENV: &str = "SCOPEBOX_SHARD";
+/// The most containers one platform's matrix is split across.
+pub const MAX_SHARDS: usize = 16;
+
+/// One of `of` containers that share a platform's matrix: it runs the cases whose position in
+/// the matrix is `index` modulo `of` (every shard of a platform runs the same image, observes
+/// its own boundary and runs every control). A pure function of the matrix: the verifier
+/// recomputes which case ran where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Shard {
+    pub index: usize,
+    pub of: usize,
+}
+
+impl Default for Shard {
+    fn default() -> Shard {
+        Shard::WHOLE
+    }
+}
+
+impl Shard {
+    /// The whole matrix in one container.
+    pub const WHOLE: Shard = Shard { index: 0, of: 1 };
+
+    pub fn is_whole(&self) -> bool {
+        *self == Shard::WHOLE
+    }
+
+    /// Whether the case at `position` (0-based, matrix order) is this shard's.
+    pub fn runs(&self, position: usize) -> bool {
+        position % self.of == self.index
+    }
+
+    /// The shard of the case at `position` among `of` shards.
+    pub fn of_position(position: usize, of: usize) -> Shard {
+        Shard {
+            index: position % of,
+            of,
+        }
+    }
+
+    /// `<index>/<of>`, as `SHARD_ENV` spells it.
+    pub fn text(&self) -> String {
+        format!("{}/{}", self.index, self.of)
+    }
+
+    /// Parses `<index>/<of>` with `index < of <= MAX_SHARDS`, decimal digits only.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let number = |s: &str| {
+            (!s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| s.parse::<usize>().ok())
+                .flatten()
+        };
+        let parsed = text
+            .split_once('/')
+            .and_then(|(i, k)| Some((number(i)?, number(k)?)));
+        match parsed {
+            Some((index, of)) if (1..=MAX_SHARDS).contains(&of) && index < of => {
+                Ok(Shard { index, of })
+            }
+            _ => Err(format!(
+                "{SHARD_ENV} is {text:?}, expected <index>/<count> with index < count <= {MAX_SHARDS}"
+            )),
+        }
+    }
 }
 
 /// Why the runner did not run the matrix (`error.json`). Exit code 2 goes with `matrix-*` kinds.
@@ -309,4 +383,56 @@ pub struct RunError {
     /// sha256 of the matrix bytes, when they could be read.
     #[serde(default)]
     pub matrix_sha256: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_parses_from_its_text_and_refuses_anything_else() {
+        assert_eq!(Shard::parse("0/1"), Ok(Shard::WHOLE));
+        let s = Shard::parse("1/3").unwrap();
+        assert_eq!((s.index, s.of), (1, 3));
+        assert_eq!(s.text(), "1/3");
+        for bad in [
+            "", "1", "1/1", "3/2", "0/0", "0/17", "-1/2", "+1/2", "1/2/3", " 1/2", "01/002",
+        ] {
+            assert!(Shard::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_shards_of_a_matrix_are_disjoint_and_cover_it() {
+        for of in 1..=MAX_SHARDS {
+            for position in 0..50 {
+                let owners: Vec<usize> = (0..of)
+                    .filter(|&index| Shard { index, of }.runs(position))
+                    .collect();
+                assert_eq!(owners, [Shard::of_position(position, of).index]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_summary_of_the_whole_matrix_names_no_shard() {
+        let summary = RunSummary {
+            matrix_sha256: "m".into(),
+            total: 0,
+            passed: 0,
+            failed: 0,
+            case_ids: vec![],
+            median_case_micros: 0,
+            shard: Shard::WHOLE,
+        };
+        let json = serde_json::to_string(&summary).unwrap();
+        assert!(!json.contains("shard"), "{json}");
+        let split = RunSummary {
+            shard: Shard { index: 1, of: 2 },
+            ..summary
+        };
+        let json = serde_json::to_string(&split).unwrap();
+        assert!(json.contains(r#""shard":{"index":1,"of":2}"#), "{json}");
+        assert_eq!(serde_json::from_str::<RunSummary>(&json).unwrap(), split);
+    }
 }

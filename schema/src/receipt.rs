@@ -66,6 +66,16 @@ pub fn platform_dir(platform: Platform) -> String {
     format!("{PLATFORMS_DIR}/{}", platform.dir_name())
 }
 
+/// Below a platform's directory, the directories of its other containers when its matrix was
+/// split across several (`evidence::Shard`): `shards/<index>/{outer,evidence}`, index ≥ 1.
+pub const SHARDS_DIR: &str = "shards";
+
+/// `platforms/<os>-<arch>/shards/<index>`: shard `index` ≥ 1 of a platform (shard 0 is the
+/// platform's directory itself, so a one-container bundle has no `shards/`).
+pub fn shard_dir(platform_dir: &str, index: usize) -> String {
+    format!("{platform_dir}/{SHARDS_DIR}/{index}")
+}
+
 /// `inputs/blobs/<hex>`.
 pub fn blob_path(sha256: &str) -> String {
     format!("{BLOBS_DIR}/{sha256}")
@@ -257,12 +267,49 @@ pub struct PlatformRun {
     pub summary: CaseSummary,
     pub execution: Execution,
     pub cleanup: Cleanup,
+    /// The platform's other containers when its matrix was split across several
+    /// (`evidence::Shard`: the case at position p ran in shard p mod (1 + shards.len())):
+    /// shards 1, 2, … in order. `boundary`, `controls`, `execution` and `cleanup` above are
+    /// shard 0's (the platform's own directory); `cases` and `summary` cover every shard.
+    /// Absent: the platform ran in one container.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardRun>,
+}
+
+/// One more container of a platform whose matrix was split: the same image and boundary, its
+/// own inspection, boundary observation, controls, lifecycle and cleanup, and the cases of its
+/// shard (`evidence/cases/<id>/` below `dir`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ShardRun {
+    /// 1, 2, …: the shard this container ran (`SCOPEBOX_SHARD=<index>/<count>`).
+    pub index: usize,
+    /// `platforms/<os>-<arch>/shards/<index>`.
+    pub dir: String,
+    pub boundary: BoundaryRecord,
+    pub controls: Controls,
+    pub execution: Execution,
+    pub cleanup: Cleanup,
 }
 
 impl PlatformRun {
     /// A path below this platform's directory.
     pub fn path(&self, rel: &str) -> String {
         format!("{}/{rel}", self.dir)
+    }
+
+    /// How many containers ran this platform's matrix.
+    pub fn shard_count(&self) -> usize {
+        1 + self.shards.len()
+    }
+
+    /// The directory of shard `index` (0: the platform's own).
+    pub fn shard_dir(&self, index: usize) -> String {
+        if index == 0 {
+            self.dir.clone()
+        } else {
+            shard_dir(&self.dir, index)
+        }
     }
 }
 

@@ -110,7 +110,8 @@ pub struct WitnessRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct WitnessEvent {
-    /// The supervisor's own counter: strictly increasing over the whole run.
+    /// The supervisor's own counter: strictly increasing within the window, from 1 (events
+    /// carried over from between windows first), so it does not depend on earlier cases.
     pub seq: u64,
     pub syscall: WitnessSyscall,
     /// The calling thread's process id (tgid) in the container's pid namespace.

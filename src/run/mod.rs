@@ -28,9 +28,10 @@ use crate::progress::Progress;
 use crate::receipt::{self, Conclusion, Times};
 use crate::toolchain;
 use futures_util::StreamExt;
+use scopebox_schema::evidence::{Shard, MAX_SHARDS, SHARD_ENV};
 use scopebox_schema::matrix::Matrix;
 use scopebox_schema::platform::Platform;
-use scopebox_schema::receipt::{NotCovered, EVIDENCE_DIR};
+use scopebox_schema::receipt::{Execution, NotCovered, EVIDENCE_DIR};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -348,6 +349,7 @@ struct Built {
 pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let started_at = SystemTime::now();
     let clock = Instant::now();
+    let mut phases = Phases::new(clock);
     // The candidates' identities are checked before anything else happens.
     let given = args.candidate.load()?;
     let selection = select_platforms(&args.platform, &given)?;
@@ -413,6 +415,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         .map(|&p| (p, !given.iter().any(|c| c.platform == p)))
         .collect();
     let provenance = crate::provenance::gather(&root, &info, &origins);
+    phases.lap("engine");
 
     // One listener for the whole run, from here on, shared by every platform: a Ctrl-C that
     // lands between two steps is kept instead of being lost to a listener that did not exist
@@ -524,22 +527,28 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             });
         }
         let image_ms = image_clock.elapsed().as_millis() as u64;
+        let sweep_clock = Instant::now();
         let swept = sweep_stale(&engine, false, owner_is_live).await?;
+        let sweep_ms = sweep_clock.elapsed().as_millis() as u64;
         if !swept.removed.is_empty() {
             eprintln!(
                 "scopebox: removed {} leftover object(s) of earlier runs",
                 swept.removed.len()
             );
         }
-        Ok::<_, CommandError>((images, pack_ms, image_ms))
+        Ok::<_, CommandError>((images, pack_ms, image_ms, sweep_ms))
     };
-    let (built, pack_ms, image_ms) = tokio::select! {
+    let (built, pack_ms, image_ms, sweep_ms) = tokio::select! {
         done = prepare => done?,
         () = interrupted() => {
             eprintln!("scopebox: interrupted before any container was created: evidence not exported, no bundle written");
             return Ok(Outcome::Interrupted);
         }
     };
+    phases.add("build", pack_ms);
+    phases.add("image", image_ms);
+    phases.add("sweep", sweep_ms);
+    phases.lap("prepare");
     // The bundle directory exists from the moment it has something to hold.
     receipt::prepare_dir(&out)?;
 
@@ -562,38 +571,49 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         })
         .collect();
     let blobs = receipt::write_inputs(&out, &shared, &inputs)?;
+    phases.lap("inputs");
 
     let engine_machine = engine_platform
         .map(|p| p.machine())
         .unwrap_or(&info.architecture);
-    let plans: Vec<Plan> = built
-        .iter()
-        .map(|b| {
-            let names = Names::for_platform(&run_id, b.platform);
-            let labels = boundary::platform_labels(&run_id, b.platform, args.keep_on_failure);
-            Plan {
+    // Each platform's matrix split across `shards` containers of its image (cases by position
+    // modulo the count), all of them run concurrently.
+    let shards = shard_count(args.shards.map(|n| n as usize), &policy, matrix.cases.len());
+    let mut plans: Vec<Plan> = Vec::new();
+    let mut plan_shards: Vec<Shard> = Vec::new();
+    for b in &built {
+        for index in 0..shards {
+            let shard = Shard { index, of: shards };
+            let names = Names::for_shard(&run_id, b.platform, index);
+            let labels = boundary::shard_labels(&run_id, b.platform, index, args.keep_on_failure);
+            let mut sandbox = boundary::sandbox(
+                &policy,
+                &b.image.id,
+                b.platform,
+                &names.volume,
+                &labels,
+                Some(engine_machine),
+            );
+            if !shard.is_whole() {
+                sandbox.env.push((SHARD_ENV.to_string(), shard.text()));
+            }
+            plans.push(Plan {
                 platform: b.platform.name().to_string(),
-                sandbox: boundary::sandbox(
-                    &policy,
-                    &b.image.id,
-                    b.platform,
-                    &names.volume,
-                    &labels,
-                    Some(engine_machine),
-                ),
+                sandbox,
                 names,
                 labels,
                 image_id: b.image.id.clone(),
                 deadline: Duration::from_secs(args.deadline),
                 keep_on_failure: args.keep_on_failure,
                 origin: tokio::time::Instant::from_std(clock),
-            }
-        })
-        .collect();
-    for plan in &plans {
+            });
+            plan_shards.push(shard);
+        }
+    }
+    for (plan, shard) in plans.iter().zip(&plan_shards) {
         eprintln!(
             "scopebox: running {} case(s) of {} on {} in container {} (deadline {} s)",
-            matrix.cases.len(),
+            shard_cases(matrix.cases.len(), *shard),
             matrix.name,
             plan.platform,
             plan.names.container,
@@ -603,15 +623,20 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let several = plans.len() > 1;
     let (display, colour) = crate::progress::for_stderr(args.quiet);
     let bars = indicatif::MultiProgress::new();
-    let runs = plans.iter().map(|plan| {
+    let runs = plans.iter().zip(&plan_shards).map(|(plan, shard)| {
         let engine = &engine;
         let interrupt = interrupted();
-        let cases = matrix.cases.len();
+        let cases = shard_cases(matrix.cases.len(), *shard);
+        let label = if shard.is_whole() {
+            plan.platform.clone()
+        } else {
+            format!("{} {}/{}", plan.platform, shard.index + 1, shard.of)
+        };
         let bar = (display == crate::progress::Display::Bars)
-            .then(|| crate::progress::bar(&bars, &plan.platform, cases));
+            .then(|| crate::progress::bar(&bars, &label, cases));
         async move {
             let prefix = if several {
-                format!("[{}] ", plan.platform)
+                format!("[{label}] ")
             } else {
                 String::new()
             };
@@ -626,6 +651,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         }
     });
     let records: Vec<Record> = futures_util::future::join_all(runs).await;
+    phases.lap("containers");
     if display == crate::progress::Display::Bars {
         // The finished bars stay; what follows starts on a line of its own.
         eprintln!();
@@ -636,19 +662,41 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let mut any_interrupted = false;
     let mut any_timed_out = false;
     let mut any_errors = false;
-    for ((mut rec, plan), inputs) in records.into_iter().zip(&plans).zip(&inputs) {
+    let mut records = records.into_iter().zip(&plans);
+    for inputs in &inputs {
         let pdir = out.join(scopebox_schema::receipt::platform_dir(inputs.platform));
-        if let Some(tar) = rec.evidence.take() {
-            let dest = pdir.join(EVIDENCE_DIR);
-            let extracted = std::fs::create_dir_all(&dest)
-                .map_err(|e| e.to_string())
-                .and_then(|()| crate::evidence::extract(&tar, &dest).map_err(|e| describe(&e)));
-            if let Err(problem) = extracted {
-                rec.errors.push(problem);
+        let mut containers: Vec<(Record, Execution)> = Vec::new();
+        for index in 0..shards {
+            let (mut rec, plan) = records.next().expect("one record per plan");
+            let dir = if index == 0 {
+                pdir.clone()
+            } else {
+                pdir.join(scopebox_schema::receipt::SHARDS_DIR)
+                    .join(index.to_string())
+            };
+            if let Some(tar) = rec.evidence.take() {
+                let dest = dir.join(EVIDENCE_DIR);
+                let extracted = std::fs::create_dir_all(&dest)
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| crate::evidence::extract(&tar, &dest).map_err(|e| describe(&e)));
+                if let Err(problem) = extracted {
+                    rec.errors.push(problem);
+                }
             }
+            let execution = receipt::execution(&rec, args.deadline, pack_ms, image_ms);
+            receipt::write_outer(&dir, &rec, &execution)?;
+            if rec.kept {
+                eprintln!(
+                    "scopebox: kept container {} and volume {}; remove them with: scopebox sweep",
+                    plan.names.container, plan.names.volume
+                );
+            }
+            any_interrupted |= rec.interrupted;
+            any_timed_out |= rec.timed_out;
+            any_errors |= !rec.errors.is_empty();
+            containers.push((rec, execution));
         }
-        let execution = receipt::execution(&rec, args.deadline, pack_ms, image_ms);
-        receipt::write_outer(&pdir, &rec, &execution)?;
+        phases.lap("extract");
         let (run, conclusion) = receipt::judge_platform(
             &out,
             &shared,
@@ -658,20 +706,17 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
                 version: &info.server_version,
                 architecture: &info.architecture,
             },
-            &rec,
-            execution,
+            containers
+                .iter()
+                .map(|(rec, execution)| receipt::ContainerRun {
+                    rec,
+                    execution: execution.clone(),
+                })
+                .collect(),
         )?;
-        if rec.kept {
-            eprintln!(
-                "scopebox: kept container {} and volume {}; remove them with: scopebox sweep",
-                plan.names.container, plan.names.volume
-            );
-        }
-        any_interrupted |= rec.interrupted;
-        any_timed_out |= rec.timed_out;
-        any_errors |= !rec.errors.is_empty();
         platform_runs.push(run);
         conclusions.push(conclusion);
+        phases.lap("judge");
     }
     let junit = crate::junit::report(&run_id, &platform_runs, &conclusions, &not_covered);
     receipt::write_file(&out, crate::junit::JUNIT_FILE, &junit)?;
@@ -697,9 +742,11 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             source,
         })?;
     }
+    phases.lap("write");
     if let Some(file) = &args.archive {
         crate::bundle_file::write(&out, file)?;
     }
+    phases.lap("archive");
 
     // The run ends the way an auditor would start: replaying the bundle from its bytes alone
     // (from the one file, when one was written: it is what an auditor would be handed).
@@ -710,6 +757,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         None => scopebox_receipts::verify::verify_dir(&out, &Default::default()),
     };
     let verified = matches!(&verification, Ok(report) if report.verified);
+    phases.lap("verify");
     let all_pass = conclusions.iter().all(Conclusion::pass);
     let outcome = if any_interrupted {
         Outcome::Interrupted
@@ -841,6 +889,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             "notCovered": receipt.not_covered,
             "cases": {"total": receipt.summary.cases, "passed": receipt.summary.cases_passed},
             "seconds": clock.elapsed().as_secs_f64(),
+            "phasesMs": phases.to_json(),
         });
         if any_interrupted {
             summary["message"] = "interrupted: evidence not exported".into();
@@ -848,6 +897,67 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         crate::exit::print_summary(&summary);
     }
     Ok(outcome)
+}
+
+/// How many containers each platform's matrix is split across: `--shards`, else the
+/// container's CPU limit (the policy's) capped by this host's parallelism; never more than
+/// the cases or `MAX_SHARDS`, never fewer than one.
+fn shard_count(
+    asked: Option<usize>,
+    policy: &scopebox_schema::policy::BoundaryPolicy,
+    cases: usize,
+) -> usize {
+    let count = asked.unwrap_or_else(|| {
+        let cpus = usize::try_from(policy.nano_cpus / 1_000_000_000).unwrap_or(1);
+        let host = std::thread::available_parallelism().map_or(1, |n| n.get());
+        cpus.min(host)
+    });
+    count.min(cases).clamp(1, MAX_SHARDS)
+}
+
+/// How many of `cases` cases `shard` runs (positions ≡ index modulo the count).
+fn shard_cases(cases: usize, shard: Shard) -> usize {
+    (0..cases).filter(|&p| shard.runs(p)).count()
+}
+
+/// Where a run's wall time went, for `--json` (`phasesMs`) and `bench/platforms.sh`: each lap
+/// is the time since the previous one; `add` records a part measured inside a lap (the
+/// `prepare` lap holds `build`, `image` and `sweep`); per-platform laps (`extract`, `judge`)
+/// add up. Figures, never evidence.
+struct Phases {
+    last: Instant,
+    laps: Vec<(&'static str, u64)>,
+}
+
+impl Phases {
+    fn new(start: Instant) -> Phases {
+        Phases {
+            last: start,
+            laps: Vec::new(),
+        }
+    }
+
+    fn lap(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.add(name, now.duration_since(self.last).as_millis() as u64);
+        self.last = now;
+    }
+
+    /// Adds to `name`'s total (a phase may come once per platform).
+    fn add(&mut self, name: &'static str, ms: u64) {
+        match self.laps.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, total)) => *total += ms,
+            None => self.laps.push((name, ms)),
+        }
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        self.laps
+            .iter()
+            .map(|(name, ms)| (name.to_string(), serde_json::Value::from(*ms)))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    }
 }
 
 /// A writer that starts every line with `prefix` (one platform's progress among several).

@@ -16,10 +16,11 @@
 //! 0 every case passed and every control behaved; 1 a case failed or a control misbehaved;
 //! 2 the matrix is unreadable/malformed/invalid (or bad usage); 3 the harness itself failed.
 
-use scopebox_harness::native::{self, Shard};
+use scopebox_harness::native::{self, Shard as NativeShard};
 use scopebox_harness::run::{self, RunStatus};
 use scopebox_harness::watch::{self, Entry, Watch};
 use scopebox_harness::Layout;
+use scopebox_schema::evidence::{Shard, SHARD_ENV};
 use scopebox_schema::layout;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -96,23 +97,23 @@ enum Job {
     /// The candidate matrix (`scopebox_harness::run`).
     Matrix,
     /// A native matrix against the real client (`scopebox_harness::native`).
-    Native { client: PathBuf, shard: Shard },
+    Native { client: PathBuf, shard: NativeShard },
 }
 
 /// Environment naming the shard when no `--shard` is given (the orchestrator sets it at create
 /// time: the image's command is fixed).
-const SHARD_ENV: &str = "SCOPEBOX_NATIVE_SHARD";
+const NATIVE_SHARD_ENV: &str = "SCOPEBOX_NATIVE_SHARD";
 
 /// `native MATRIX CLIENT [--shard=I/N]`: the container layout with the native matrix.
 fn native_job(args: &[String]) -> Result<(Layout, Job), String> {
-    let from_env = std::env::var(SHARD_ENV)
+    let from_env = std::env::var(NATIVE_SHARD_ENV)
         .ok()
         .map(|v| format!("--shard={v}"));
     let shard = match args.get(3).or(from_env.as_ref()) {
-        None => Shard::ALL,
+        None => NativeShard::ALL,
         Some(a) => a
             .strip_prefix("--shard=")
-            .and_then(Shard::parse)
+            .and_then(NativeShard::parse)
             .ok_or_else(|| format!("{a:?} is not --shard=I/N with I < N"))?,
     };
     let mut layout = Layout::container();
@@ -139,7 +140,10 @@ fn watched(layout: &Layout, args: &[String], host: Host, job: &Job) -> RunStatus
         ),
         Ok(Entry::Refused(reason)) => run::refuse(layout, "witness", &reason, &mut progress),
         Ok(Entry::Supervised(kernel)) => match job {
-            Job::Matrix => run::run(layout, &mut Watch::Kernel(kernel), &mut progress),
+            Job::Matrix => match shard() {
+                Ok(shard) => run::run(layout, shard, &mut Watch::Kernel(kernel), &mut progress),
+                Err(message) => run::refuse(layout, "shard", &message, &mut progress),
+            },
             Job::Native { client, shard } => native::run(
                 layout,
                 client,
@@ -174,6 +178,18 @@ fn watched(layout: &Layout, args: &[String], host: Host, job: &Job) -> RunStatus
                 &mut progress,
             )
         }
+    }
+}
+
+/// This container's share of the matrix: `SHARD_ENV` (`<index>/<count>`, set by the
+/// orchestrator when it splits a platform's matrix across containers), else every case.
+fn shard() -> Result<Shard, String> {
+    match std::env::var(SHARD_ENV) {
+        Err(std::env::VarError::NotPresent) => Ok(Shard::WHOLE),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err(format!("failed to read {SHARD_ENV}: not UTF-8"))
+        }
+        Ok(text) => Shard::parse(&text).map_err(|e| format!("failed to pick the shard: {e}")),
     }
 }
 

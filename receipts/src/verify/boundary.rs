@@ -7,6 +7,7 @@
 
 use super::{Checks, Context, PlatformContext};
 use crate::evidence::{InnerBoundary, BOUNDARY_FILE};
+use crate::evidence::{Shard, SHARD_ENV};
 use crate::layout;
 use crate::platform::Platform;
 use crate::policy::{check_applied, check_observed, BoundaryPolicy};
@@ -37,11 +38,15 @@ pub(crate) fn check_policy(ctx: &Context, checks: &mut Checks) {
                 ));
             }
             for run in &receipt.platforms {
-                if bundled != run.boundary.policy {
-                    policy_failures.push(format!(
-                        "the {} boundary.policy differs from {POLICY_FILE}",
-                        run.platform
-                    ));
+                let records =
+                    std::iter::once(&run.boundary).chain(run.shards.iter().map(|s| &s.boundary));
+                for (index, record) in records.enumerate() {
+                    if bundled != record.policy {
+                        policy_failures.push(format!(
+                            "the {} boundary.policy (shard {index}) differs from {POLICY_FILE}",
+                            run.platform
+                        ));
+                    }
                 }
             }
         }
@@ -56,7 +61,7 @@ pub(crate) fn check_policy(ctx: &Context, checks: &mut Checks) {
 /// Applied, observed, machine and record, for one platform.
 pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
     let ctx = p.ctx;
-    let record = &p.run.boundary;
+    let record = p.boundary();
     let inspect = p.parse::<serde_json::Value>(CONTAINER_INSPECT_FILE);
 
     // Applied: the raw inspection against the reference policy.
@@ -201,6 +206,32 @@ fn machine_failures(
             failures.push(format!(
                 "the container's environment gives {} {told:?}, expected exactly [{engine_machine:?}] (the engine's machine)",
                 layout::ENGINE_MACHINE_ENV
+            ));
+        }
+        // Which share of the matrix it was told to run: none when one container ran it all.
+        let prefix = format!("{SHARD_ENV}=");
+        let told: Vec<&str> = doc
+            .pointer("/Config/Env")
+            .and_then(|v| v.as_array())
+            .map(|env| {
+                env.iter()
+                    .filter_map(|e| e.as_str())
+                    .filter_map(|e| e.strip_prefix(prefix.as_str()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let want = Shard {
+            index: p.shard,
+            of: run.shard_count(),
+        };
+        let want: Vec<String> = if want.is_whole() {
+            Vec::new()
+        } else {
+            vec![want.text()]
+        };
+        if told != want {
+            failures.push(format!(
+                "the container's environment gives {SHARD_ENV} {told:?}, expected {want:?}"
             ));
         }
     }

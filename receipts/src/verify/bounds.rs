@@ -60,6 +60,18 @@ pub(crate) fn failures(receipt: &Receipt, matrix: Option<&Matrix>) -> Vec<String
             run.execution.events.len(),
             MAX_EVENTS,
         );
+        over(
+            "containers (shards) of one platform",
+            run.shard_count(),
+            crate::evidence::MAX_SHARDS,
+        );
+        for shard in run.shards.iter().take(crate::evidence::MAX_SHARDS) {
+            over(
+                "lifecycle events of one shard",
+                shard.execution.events.len(),
+                MAX_EVENTS,
+            );
+        }
     }
     if let Some(matrix) = matrix {
         failures.extend(

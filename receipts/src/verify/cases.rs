@@ -9,7 +9,7 @@ use super::bounds::MAX_OBSERVATIONS;
 use super::witness::case_witness_path;
 use super::{Checks, Context, PlatformContext};
 use crate::evidence::{
-    CaseRecord, RunSummary, CASES_DIR, RECORD_FILE, STDERR_FILE, STDOUT_FILE, SUMMARY_FILE,
+    CaseRecord, RunSummary, Shard, CASES_DIR, RECORD_FILE, STDERR_FILE, STDOUT_FILE, SUMMARY_FILE,
 };
 use crate::judge::{decode_base64, environment_failures, judge, judge_witnessed, validate_matrix};
 use crate::layout;
@@ -178,21 +178,29 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
                 .push("the receipt lists the cases in another order, or twice".into());
         }
     }
-    let prefix = p.path(&format!("{EVIDENCE_DIR}/{CASES_DIR}/"));
-    let evidence_ids: BTreeSet<&str> = p
-        .ctx
-        .bundle
-        .files
-        .keys()
-        .filter_map(|p| p.strip_prefix(&prefix))
-        .filter_map(|rest| rest.split_once('/').map(|(id, _)| id))
-        .collect();
+    // Every container's evidence tree holds exactly its shard's cases.
+    let count = receipt.shard_count();
     let matrix_id_set: BTreeSet<&str> = matrix_ids.iter().copied().collect();
-    for id in &evidence_ids {
-        if !matrix_id_set.contains(id) {
-            f.coverage.push(format!(
-                "evidence for case {id}, which the matrix does not have"
-            ));
+    for index in 0..count {
+        let prefix = format!("{}/{EVIDENCE_DIR}/{CASES_DIR}/", receipt.shard_dir(index));
+        let evidence_ids: BTreeSet<&str> = p
+            .ctx
+            .bundle
+            .files
+            .keys()
+            .filter_map(|p| p.strip_prefix(&prefix))
+            .filter_map(|rest| rest.split_once('/').map(|(id, _)| id))
+            .collect();
+        for id in &evidence_ids {
+            if !matrix_id_set.contains(id) {
+                f.coverage.push(format!(
+                    "evidence for case {id}, which the matrix does not have"
+                ));
+            } else if p.case_shards.get(*id) != Some(&index) {
+                f.coverage.push(format!(
+                    "evidence for case {id} in shard {index}, which did not run it"
+                ));
+            }
         }
     }
 
@@ -200,8 +208,9 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
         receipt.cases.iter().map(|c| (c.id.as_str(), c)).collect();
     let canaries = canary::search_for(&matrix.canaries);
     let mut passed = 0usize;
+    let mut passed_in = vec![0usize; count];
     let mut judged = 0usize;
-    for case in &matrix.cases {
+    for (position, case) in matrix.cases.iter().enumerate() {
         let id = case.id.as_str();
         let stdout_path = case_file(id, STDOUT_FILE);
         let stderr_path = case_file(id, STDERR_FILE);
@@ -313,6 +322,7 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
         }
         if verdict.pass {
             passed += 1;
+            passed_in[position % count] += 1;
         } else {
             f.pass
                 .push(format!("case {id}: {}", verdict.failures.join("; ")));
@@ -348,31 +358,52 @@ fn judge_cases(p: &PlatformContext, matrix: &Matrix, checks: &mut Checks) {
             s.total, s.passed, s.failed
         ));
     }
-    match p.parse::<RunSummary>(&summary_path()) {
-        Err(e) => f.summary.push(e),
-        Ok(run) => {
-            if run.matrix_sha256 != p.ctx.receipt.matrix.sha256 {
-                f.summary.push(format!(
-                    "{} names matrix {}, the receipt {}",
-                    summary_path(),
-                    run.matrix_sha256,
-                    p.ctx.receipt.matrix.sha256
-                ));
-            }
-            if (run.total, run.passed, run.failed) != (total, passed, failed) {
-                f.summary.push(format!(
-                    "{} says {}/{}/{} (total/passed/failed), re-derived {total}/{passed}/{failed}",
-                    summary_path(),
-                    run.total,
-                    run.passed,
-                    run.failed
-                ));
-            }
-            if run.case_ids != matrix_ids {
-                f.coverage.push(format!(
-                    "{} lists other case ids than the matrix",
-                    summary_path()
-                ));
+    // Each container's summary.json: its shard's cases and counts.
+    for (index, &passed) in passed_in.iter().enumerate() {
+        let shard = Shard { index, of: count };
+        let container = PlatformContext {
+            ctx: p.ctx,
+            run: p.run,
+            shard: index,
+            case_shards: p.case_shards,
+        };
+        let path = container.path(&summary_path());
+        let ids: Vec<&str> = matrix
+            .cases
+            .iter()
+            .enumerate()
+            .filter(|(position, _)| shard.runs(*position))
+            .map(|(_, c)| c.id.as_str())
+            .collect();
+        let total = ids.len();
+        let failed = total - passed;
+        match container.parse::<RunSummary>(&summary_path()) {
+            Err(e) => f.summary.push(e),
+            Ok(run) => {
+                if run.matrix_sha256 != p.ctx.receipt.matrix.sha256 {
+                    f.summary.push(format!(
+                        "{path} names matrix {}, the receipt {}",
+                        run.matrix_sha256, p.ctx.receipt.matrix.sha256
+                    ));
+                }
+                if (run.total, run.passed, run.failed) != (total, passed, failed) {
+                    f.summary.push(format!(
+                        "{path} says {}/{}/{} (total/passed/failed), re-derived {total}/{passed}/{failed}",
+                        run.total, run.passed, run.failed
+                    ));
+                }
+                if run.case_ids != ids {
+                    f.coverage.push(format!(
+                        "{path} lists other case ids than the matrix gives shard {index} of {count}"
+                    ));
+                }
+                if run.shard != shard {
+                    f.coverage.push(format!(
+                        "{path} names shard {}, expected {}",
+                        run.shard.text(),
+                        shard.text()
+                    ));
+                }
             }
         }
     }

@@ -17,8 +17,7 @@ use crate::evidence::{
 };
 use crate::judge;
 use crate::layout::SENTINEL_BIN;
-use crate::matrix::Matrix;
-use crate::receipt::{EVIDENCE_DIR, MATRIX_FILE};
+use crate::receipt::EVIDENCE_DIR;
 
 pub(crate) fn controls_path() -> String {
     format!("{EVIDENCE_DIR}/{CONTROLS_FILE}")
@@ -41,7 +40,7 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
             recorded.push(e.clone());
         }
         Ok(c) => {
-            if *c != p.run.controls {
+            if c != p.controls() {
                 recorded.push(format!("receipt controls differ from {path}"));
             }
         }
@@ -102,7 +101,7 @@ fn negative_failures(p: &PlatformContext, stated: Option<&Controls>) -> Vec<Stri
         p.parse::<NegativeControlRecord>(&path),
         p.bytes(&evidence(NEGATIVE_CONTROL_STDOUT_FILE)),
         p.bytes(&evidence(NEGATIVE_CONTROL_STDERR_FILE)),
-        p.ctx.parse::<Matrix>(MATRIX_FILE),
+        p.ctx.matrix.as_ref().map_err(Clone::clone),
     );
     let (record, stdout, stderr, matrix) = match parsed {
         (Ok(r), Ok(out), Ok(err), Ok(m)) => (r, out, err, m),
@@ -140,7 +139,7 @@ fn negative_failures(p: &PlatformContext, stated: Option<&Controls>) -> Vec<Stri
             ));
         }
     }
-    let (n, verdict) = judge::negative_control(&matrix, &record, stdout, stderr);
+    let (n, verdict) = judge::negative_control(matrix, &record, stdout, stderr);
     if verdict != run.verdict {
         failures.push(format!(
             "re-judged, the reference host's run fails with {:?}; the runner recorded {:?}",

@@ -69,13 +69,12 @@ fn is_rfc3339_utc(text: &str) -> bool {
 }
 
 pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
-    let run = p.run;
     let execution = p.parse::<Execution>(EXECUTION_FILE);
 
     let mut recorded = Vec::new();
     match &execution {
         Err(e) => recorded.push(e.clone()),
-        Ok(e) if *e != run.execution => recorded.push(format!(
+        Ok(e) if e != p.execution() => recorded.push(format!(
             "receipt execution differs from {}",
             p.path(EXECUTION_FILE)
         )),
@@ -87,7 +86,7 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
         recorded,
     );
 
-    let e = execution.as_ref().unwrap_or(&run.execution);
+    let e = execution.as_ref().unwrap_or(p.execution());
     let mut completed = completion_failures(e);
     let summary = super::cases::summary_path();
     if !p.has(&summary) {
@@ -140,13 +139,13 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
     checks.record(
         "execution.lifecycle",
         "the lifecycle log shows the container stopped (killed first on a deadline) before the export, inspected before removal, then removed with its volume",
-        lifecycle_failures(e, &run.cleanup),
+        lifecycle_failures(e, p.cleanup()),
     );
 
     checks.record(
         "execution.cleanup",
         "the container and the volume were removed",
-        cleanup_failures(&run.cleanup),
+        cleanup_failures(p.cleanup()),
     );
 }
 

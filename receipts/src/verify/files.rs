@@ -130,16 +130,22 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
     );
 
     let mut layout = Vec::new();
-    let platforms: Vec<(&str, BTreeSet<&str>)> = receipt
-        .platforms
-        .iter()
-        .map(|run| {
-            (
-                run.dir.as_str(),
-                run.cases.iter().map(|c| c.id.as_str()).collect(),
-            )
-        })
-        .collect();
+    // Every container's directory with the cases it ran: the platform's own (shard 0, with the
+    // platform's inputs) and each further shard's (`shards/<i>`: outer records and evidence).
+    let mut platforms: Vec<(String, BTreeSet<&str>, bool)> = Vec::new();
+    for run in &receipt.platforms {
+        let count = run.shard_count();
+        for index in 0..count {
+            let ids = run
+                .cases
+                .iter()
+                .enumerate()
+                .filter(|(position, _)| position % count == index)
+                .map(|(_, c)| c.id.as_str())
+                .collect();
+            platforms.push((run.shard_dir(index), ids, index == 0));
+        }
+    }
     let native = NativeLayout::of(ctx);
     for path in bundle.files.keys().chain(receipt.files.keys()) {
         if !allowed_in_bundle(path, &platforms) && !native.allows(path) {
@@ -155,9 +161,12 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             layout.push(format!("{fixed} is missing"));
         }
     }
-    for run in &receipt.platforms {
+    for (dir, _, inputs) in &platforms {
         for fixed in PLATFORM_FILES {
-            let path = run.path(fixed);
+            if !inputs && !fixed.starts_with("outer/") {
+                continue;
+            }
+            let path = format!("{dir}/{fixed}");
             if !bundle.files.contains_key(&path) {
                 layout.push(format!("{path} is missing"));
             }
@@ -292,8 +301,9 @@ fn is_safe_relative(path: &str) -> bool {
             .all(|part| !part.is_empty() && part != "." && part != "..")
 }
 
-/// A path the v2 layout allows in a bundle of these platforms (directory, case ids).
-fn allowed_in_bundle(path: &str, platforms: &[(&str, BTreeSet<&str>)]) -> bool {
+/// A path the v2 layout allows in a bundle of these containers (directory, case ids, whether
+/// the directory also holds the platform's inputs).
+fn allowed_in_bundle(path: &str, platforms: &[(String, BTreeSet<&str>, bool)]) -> bool {
     if FIXED_FILES.contains(&path) || OPTIONAL_FILES.contains(&path) {
         return true;
     }
@@ -303,10 +313,12 @@ fn allowed_in_bundle(path: &str, platforms: &[(&str, BTreeSet<&str>)]) -> bool {
     {
         return is_sha256_hex(name);
     }
-    platforms.iter().any(|(dir, case_ids)| {
-        path.strip_prefix(dir)
+    platforms.iter().any(|(dir, case_ids, inputs)| {
+        path.strip_prefix(dir.as_str())
             .and_then(|r| r.strip_prefix('/'))
-            .is_some_and(|rest| allowed_path(rest, case_ids))
+            .is_some_and(|rest| {
+                (*inputs || !rest.starts_with("inputs/")) && allowed_path(rest, case_ids)
+            })
     })
 }
 
@@ -372,9 +384,41 @@ mod tests {
         assert!(!allowed_path("evidence/controls/other/witness.json", &ids));
         assert!(!allowed_path("evidence/controls/memfd-exec/extra", &ids));
         assert!(allowed_path("outer/execution.json", &ids));
-        let platforms = [("platforms/linux-arm64", ids.clone())];
+        let platforms = [
+            ("platforms/linux-arm64".to_string(), ids.clone(), true),
+            (
+                "platforms/linux-arm64/shards/1".to_string(),
+                ["two"].into_iter().collect(),
+                false,
+            ),
+        ];
         assert!(allowed_in_bundle(
             "platforms/linux-arm64/evidence/cases/one/stdout",
+            &platforms
+        ));
+        // A shard's directory: its own cases and outer records, never inputs or another's case.
+        assert!(allowed_in_bundle(
+            "platforms/linux-arm64/shards/1/evidence/cases/two/stdout",
+            &platforms
+        ));
+        assert!(allowed_in_bundle(
+            "platforms/linux-arm64/shards/1/outer/execution.json",
+            &platforms
+        ));
+        assert!(!allowed_in_bundle(
+            "platforms/linux-arm64/shards/1/evidence/cases/one/stdout",
+            &platforms
+        ));
+        assert!(!allowed_in_bundle(
+            "platforms/linux-arm64/evidence/cases/two/stdout",
+            &platforms
+        ));
+        assert!(!allowed_in_bundle(
+            "platforms/linux-arm64/shards/1/inputs/image-config.json",
+            &platforms
+        ));
+        assert!(!allowed_in_bundle(
+            "platforms/linux-arm64/shards/2/outer/execution.json",
             &platforms
         ));
         assert!(!allowed_in_bundle(

@@ -166,66 +166,7 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
         },
     );
 
-    // image.inspect: what the engine says about the image and the container's image.
-    let mut inspect_failures = Vec::new();
-    match p.parse::<Value>(IMAGE_INSPECT_FILE) {
-        Err(e) => inspect_failures.push(e),
-        Ok(doc) => {
-            let doc = single(&doc);
-            let id = doc.get("Id").and_then(Value::as_str);
-            if id != Some(inputs.image_id.as_str()) {
-                inspect_failures.push(format!(
-                    "image inspection Id {}, expected {}",
-                    id.unwrap_or("none"),
-                    inputs.image_id
-                ));
-            }
-            let layers = string_list(doc.pointer("/RootFS/Layers"));
-            if layers.as_ref() != Some(&inputs.layer_diff_ids) {
-                inspect_failures.push(format!(
-                    "image inspection RootFS.Layers {layers:?}, expected {:?}",
-                    inputs.layer_diff_ids
-                ));
-            }
-            let arch = doc.get("Architecture").and_then(Value::as_str);
-            if arch != Some(p.run.platform.oci_architecture()) {
-                inspect_failures.push(format!(
-                    "image inspection Architecture {}, expected {}",
-                    arch.unwrap_or("none"),
-                    p.run.platform.oci_architecture()
-                ));
-            }
-        }
-    }
-    match p.parse::<Value>(CONTAINER_INSPECT_FILE) {
-        Err(e) => inspect_failures.push(e),
-        Ok(doc) => {
-            let doc = single(&doc);
-            let image = doc.get("Image").and_then(Value::as_str);
-            if image != Some(inputs.image_id.as_str()) {
-                inspect_failures.push(format!(
-                    "the container ran image {}, expected {}",
-                    image.unwrap_or("none"),
-                    inputs.image_id
-                ));
-            }
-            let label = doc
-                .pointer("/Config/Labels/scopebox.run")
-                .and_then(Value::as_str);
-            if label != Some(p.ctx.receipt.run_id.as_str()) {
-                inspect_failures.push(format!(
-                    "the container's scopebox.run label is {}, the run id {}",
-                    label.unwrap_or("none"),
-                    p.ctx.receipt.run_id
-                ));
-            }
-        }
-    }
-    checks.record(
-        "image.inspect",
-        "the engine's inspections name this image, its layers and its architecture",
-        inspect_failures,
-    );
+    check_inspection(p, checks);
 
     // image.contents: nothing in the layer is the container user's to abuse.
     let mut content_failures = Vec::new();
@@ -426,6 +367,71 @@ fn listing_difference(listed: &LayerManifest, regenerated: &LayerManifest) -> St
     }
     diffs.truncate(5);
     diffs.join("; ")
+}
+
+/// `image.inspect`: what the engine says about the image and the container's image (per
+/// container: every shard of a platform ran the same image).
+pub(crate) fn check_inspection(p: &PlatformContext, checks: &mut Checks) {
+    let inputs = &p.run.inputs;
+    let mut inspect_failures = Vec::new();
+    match p.parse::<Value>(IMAGE_INSPECT_FILE) {
+        Err(e) => inspect_failures.push(e),
+        Ok(doc) => {
+            let doc = single(&doc);
+            let id = doc.get("Id").and_then(Value::as_str);
+            if id != Some(inputs.image_id.as_str()) {
+                inspect_failures.push(format!(
+                    "image inspection Id {}, expected {}",
+                    id.unwrap_or("none"),
+                    inputs.image_id
+                ));
+            }
+            let layers = string_list(doc.pointer("/RootFS/Layers"));
+            if layers.as_ref() != Some(&inputs.layer_diff_ids) {
+                inspect_failures.push(format!(
+                    "image inspection RootFS.Layers {layers:?}, expected {:?}",
+                    inputs.layer_diff_ids
+                ));
+            }
+            let arch = doc.get("Architecture").and_then(Value::as_str);
+            if arch != Some(p.run.platform.oci_architecture()) {
+                inspect_failures.push(format!(
+                    "image inspection Architecture {}, expected {}",
+                    arch.unwrap_or("none"),
+                    p.run.platform.oci_architecture()
+                ));
+            }
+        }
+    }
+    match p.parse::<Value>(CONTAINER_INSPECT_FILE) {
+        Err(e) => inspect_failures.push(e),
+        Ok(doc) => {
+            let doc = single(&doc);
+            let image = doc.get("Image").and_then(Value::as_str);
+            if image != Some(inputs.image_id.as_str()) {
+                inspect_failures.push(format!(
+                    "the container ran image {}, expected {}",
+                    image.unwrap_or("none"),
+                    inputs.image_id
+                ));
+            }
+            let label = doc
+                .pointer("/Config/Labels/scopebox.run")
+                .and_then(Value::as_str);
+            if label != Some(p.ctx.receipt.run_id.as_str()) {
+                inspect_failures.push(format!(
+                    "the container's scopebox.run label is {}, the run id {}",
+                    label.unwrap_or("none"),
+                    p.ctx.receipt.run_id
+                ));
+            }
+        }
+    }
+    checks.record(
+        "image.inspect",
+        "the engine's inspections name this image, its layers and its architecture",
+        inspect_failures,
+    );
 }
 
 /// An inspect document as one object (`docker inspect` wraps it in an array).

@@ -34,10 +34,11 @@ pub use execution::{cleanup_failures, completion_failures, lifecycle_failures};
 pub use report::SIGNATURE_NOT_CHECKED;
 
 use crate::digest::sha256_hex;
+use crate::evidence::CASES_DIR;
 use crate::matrix::Matrix;
 use crate::platform::Platform;
 use crate::policy::BoundaryPolicy;
-use crate::receipt::{PlatformRun, Receipt, MATRIX_FILE, SCHEMA_VERSION};
+use crate::receipt::{PlatformRun, Receipt, EVIDENCE_DIR, MATRIX_FILE, SCHEMA_VERSION};
 use crate::strict_json;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -179,17 +180,24 @@ pub(crate) struct Checks {
     not_checked: Vec<NotChecked>,
     notes: Vec<String>,
     scope: Option<Platform>,
+    /// While a further container of a sharded platform is checked: its index (ids then read
+    /// `linux-arm64/shards/1/boundary.applied`).
+    shard: Option<usize>,
     signer_key_id: Option<String>,
 }
 
 impl Checks {
     pub(crate) fn record(&mut self, id: &str, title: &str, mut failures: Vec<String>) {
-        let (id, title) = match self.scope {
-            Some(p) => (
+        let (id, title) = match (self.scope, self.shard) {
+            (Some(p), Some(i)) => (
+                format!("{}/{}/{i}/{id}", p.dir_name(), crate::receipt::SHARDS_DIR),
+                format!("{title} ({}, shard {i})", p.name()),
+            ),
+            (Some(p), None) => (
                 format!("{}/{id}", p.dir_name()),
                 format!("{title} ({})", p.name()),
             ),
-            None => (id.to_string(), title.to_string()),
+            (None, _) => (id.to_string(), title.to_string()),
         };
         if failures.len() > MAX_FAILURES_PER_CHECK {
             let more = failures.len() - MAX_FAILURES_PER_CHECK;
@@ -306,16 +314,60 @@ impl<'a> Context<'a> {
 }
 
 /// One platform's view of the bundle: the same accessors, with paths relative to the
-/// platform's directory (`platforms/<os>-<arch>/`).
+/// platform's directory (`platforms/<os>-<arch>/`). When the platform ran in several
+/// containers (`PlatformRun::shards`), `outer/` and `evidence/` paths are those of the
+/// container `shard` names, except a case's files (`evidence/cases/<id>/…`), which are always
+/// where its shard ran it — position in the matrix mod the shard count, recomputed here.
 pub(crate) struct PlatformContext<'a> {
     pub ctx: &'a Context<'a>,
     pub run: &'a PlatformRun,
+    /// The container whose records plain paths name (0: the platform's own directory).
+    pub shard: usize,
+    /// Case id → the shard that ran it (empty when the matrix is unusable).
+    pub case_shards: &'a BTreeMap<String, usize>,
 }
 
 impl<'a> PlatformContext<'a> {
     /// The bundle path of a platform-relative path.
     pub fn path(&self, rel: &str) -> String {
-        self.run.path(rel)
+        let shard = rel
+            .strip_prefix(EVIDENCE_DIR)
+            .and_then(|r| r.strip_prefix('/'))
+            .and_then(|r| r.strip_prefix(CASES_DIR))
+            .and_then(|r| r.strip_prefix('/'))
+            .and_then(|r| r.split_once('/'))
+            .and_then(|(id, _)| self.case_shards.get(id).copied())
+            .unwrap_or(self.shard);
+        let container_file = rel.starts_with("outer/") || rel.starts_with("evidence/");
+        if shard == 0 || !container_file {
+            self.run.path(rel)
+        } else {
+            format!("{}/{rel}", self.run.shard_dir(shard))
+        }
+    }
+
+    /// The receipt's records of this context's container: shard 0's are the platform's own.
+    fn shard_run(&self) -> Option<&'a crate::receipt::ShardRun> {
+        self.shard
+            .checked_sub(1)
+            .and_then(|i| self.run.shards.get(i))
+    }
+
+    pub fn boundary(&self) -> &'a crate::receipt::BoundaryRecord {
+        self.shard_run().map_or(&self.run.boundary, |s| &s.boundary)
+    }
+
+    pub fn controls(&self) -> &'a crate::evidence::Controls {
+        self.shard_run().map_or(&self.run.controls, |s| &s.controls)
+    }
+
+    pub fn execution(&self) -> &'a crate::receipt::Execution {
+        self.shard_run()
+            .map_or(&self.run.execution, |s| &s.execution)
+    }
+
+    pub fn cleanup(&self) -> &'a crate::receipt::Cleanup {
+        self.shard_run().map_or(&self.run.cleanup, |s| &s.cleanup)
     }
 
     pub fn bytes(&self, rel: &str) -> Result<&'a [u8], String> {
@@ -412,7 +464,13 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
     boundary::check_policy(&ctx, &mut checks);
     native::check(&ctx, &mut checks);
     for run in &receipt.platforms {
-        let p = PlatformContext { ctx: &ctx, run };
+        let case_shards = case_shards(ctx.matrix.as_ref().ok(), run.shard_count());
+        let p = PlatformContext {
+            ctx: &ctx,
+            run,
+            shard: 0,
+            case_shards: &case_shards,
+        };
         checks.scope = Some(run.platform);
         cases::check(&p, &mut checks);
         boundary::check(&p, &mut checks);
@@ -421,6 +479,18 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
         controls::check(&p, &mut checks);
         witness::check(&p, &mut checks);
         execution::check(&p, &mut checks);
+        // Every further container of the platform: the same image, its own boundary, controls,
+        // lifecycle and cleanup (its cases were judged above, with every other case).
+        for index in 1..run.shard_count() {
+            let s = PlatformContext { shard: index, ..p };
+            checks.shard = Some(index);
+            boundary::check(&s, &mut checks);
+            image::check_inspection(&s, &mut checks);
+            controls::check(&s, &mut checks);
+            witness::check_controls(&s, &mut checks);
+            execution::check(&s, &mut checks);
+        }
+        checks.shard = None;
         checks.scope = None;
     }
     if !options.ignore_envelope {
@@ -431,6 +501,19 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
     let mut subject = Subject::of(&receipt);
     subject.signer_key_id = checks.signer_key_id.take();
     Ok(checks.into_report(bundle, subject))
+}
+
+/// Which shard ran each case of `matrix` among `count` (`evidence::Shard::of_position`).
+fn case_shards(matrix: Option<&Matrix>, count: usize) -> BTreeMap<String, usize> {
+    matrix
+        .map(|m| {
+            m.cases
+                .iter()
+                .enumerate()
+                .map(|(position, c)| (c.id.clone(), position % count.max(1)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A receipt of another schema version is rejected by one named check (`receipt.schema`) and

@@ -5,8 +5,9 @@
 //! candidate archive and an image of this bundle.
 
 use super::{Checks, Context, VerifyOptions};
+use crate::evidence::MAX_SHARDS;
 use crate::platform::Platform;
-use crate::receipt::platform_dir;
+use crate::receipt::{platform_dir, shard_dir};
 use std::collections::BTreeSet;
 
 pub(crate) fn check(ctx: &Context, options: &VerifyOptions, checks: &mut Checks) {
@@ -33,6 +34,27 @@ pub(crate) fn check(ctx: &Context, options: &VerifyOptions, checks: &mut Checks)
                 run.dir,
                 platform_dir(run.platform)
             ));
+        }
+        // Further containers of a split matrix: shards 1, 2, … in order, each in its directory.
+        if run.shard_count() > MAX_SHARDS {
+            failures.push(format!(
+                "{} ran in {} containers, more than {MAX_SHARDS}",
+                run.platform,
+                run.shard_count()
+            ));
+        }
+        for (i, shard) in run.shards.iter().enumerate() {
+            let want = shard_dir(&platform_dir(run.platform), i + 1);
+            if shard.index != i + 1 || shard.dir != want {
+                failures.push(format!(
+                    "{} lists shard {} in {:?} at place {}, expected shard {} in {want}",
+                    run.platform,
+                    shard.index,
+                    shard.dir,
+                    i + 1,
+                    i + 1
+                ));
+            }
         }
     }
     let engines: BTreeSet<(&str, &str, &str)> = receipt

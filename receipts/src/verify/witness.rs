@@ -16,7 +16,7 @@ use crate::evidence::{
 use crate::judge;
 use crate::layout::{RUNNER_BIN, SENTINEL_BIN, SENTINEL_MARKER};
 use crate::matrix::Matrix;
-use crate::receipt::{EVIDENCE_DIR, MATRIX_FILE};
+use crate::receipt::EVIDENCE_DIR;
 use scopebox_schema::witness::{WitnessLevel, WitnessRecord, WITNESS_FILE};
 
 /// A case's witness record, relative to the platform directory.
@@ -30,19 +30,25 @@ pub(crate) fn control_file(name: &str, file: &str) -> String {
 }
 
 pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
-    let matrix = p.ctx.parse::<Matrix>(MATRIX_FILE);
-    let (cases, adversarial) = match &matrix {
-        Ok(m) => (case_failures(p, m), adversarial_failures(p, m)),
-        Err(e) => {
-            let e = format!("no usable matrix: {e}");
-            (vec![e.clone()], vec![e])
-        }
+    // The matrix as the context parsed it once (strictly, within bounds).
+    let cases = match &p.ctx.matrix {
+        Ok(m) => case_failures(p, m),
+        Err(e) => vec![format!("no usable matrix: {e}")],
     };
     checks.record(
         "cases.witness",
         "each case's kernel witness record, re-judged, shows the candidate executed once and nothing else executed, created, written or surviving",
         cases,
     );
+    check_controls(p, checks);
+}
+
+/// The witness of one container's controls (every shard runs every control).
+pub(crate) fn check_controls(p: &PlatformContext, checks: &mut Checks) {
+    let adversarial = match &p.ctx.matrix {
+        Ok(m) => adversarial_failures(p, m),
+        Err(e) => vec![format!("no usable matrix: {e}")],
+    };
     checks.record(
         "controls.witness",
         "under both sentinel controls the witness saw the sentinel executed once, by the runner, and the sentinel's report reached the runner",
@@ -199,7 +205,7 @@ fn adversarial_failures(p: &PlatformContext, matrix: &Matrix) -> Vec<String> {
         ));
     }
     failures.extend(judge::adversarial_control_failures(&derived));
-    if p.run.controls.adversarial != stated {
+    if p.controls().adversarial != stated {
         failures.push(format!(
             "the receipt's adversarial controls differ from {controls_path}"
         ));
