@@ -234,7 +234,16 @@ pub fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
     let out = run_matrix(
         &bundle,
         &matrix,
-        &["--deadline", "5", "--platform", "linux/amd64"],
+        // One container: this is the single container's deadline lifecycle (with shards, the
+        // stall's container is the one that times out; the others exit).
+        &[
+            "--deadline",
+            "5",
+            "--platform",
+            "linux/amd64",
+            "--shards",
+            "1",
+        ],
     );
     assert_eq!(out.code, 124, "{}", out.stderr);
     assert!(out.stderr.contains("TIMED OUT"), "{}", out.stderr);

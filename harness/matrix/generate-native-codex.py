@@ -186,8 +186,14 @@ def write():
         "sentinel": SENTINEL,
         "tagArgPrefix": "--scopebox-tag=",
         # exec's OS detection tries these through PATH; the image holds neither (observed with
-        # strace: three ENOENT attempts each per exec run, nothing else is tried).
-        "absentExecs": ["/scopebox/bin/getconf", "/scopebox/bin/lsb_release"],
+        # strace: three ENOENT attempts each per exec run, nothing else is tried). In the box
+        # the kernel witness also sees the first PATH entry Codex prepends for itself, its
+        # arg0 helper directory below $CODEX_HOME/tmp (a random name; Codex puts only links
+        # to itself there): an attempt there first, then /scopebox/bin.
+        "absentExecs": ["/scopebox/bin/getconf", "/scopebox/bin/lsb_release"]
+        + [home + "/tmp/arg0-linux/*/" + program
+           for home in (CODEX_HOME, HOME + "/alt")
+           for program in ("getconf", "lsb_release")],
         "modes": {
             "list": ["mcp", "list", "--json"],
             "get": ["mcp", "get", "--json", "{name}"],

@@ -780,12 +780,27 @@ fn witness_problems(
     }
     for e in execs {
         let path = e.path.as_deref();
-        let absent = path.is_some_and(|p| matrix.absent_execs.iter().any(|a| a == p));
+        let absent = path.is_some_and(|p| matrix.absent_execs.iter().any(|a| absent_exec(a, p)));
         if path != Some(client_path) && path != Some(matrix.sentinel.as_str()) && !absent {
             problems.push(format!(
                 "other execution by the client: {}",
                 witness::describe(e)
             ));
+        }
+    }
+}
+
+/// Whether an exec of `path` is the `absentExecs` entry `pattern`: the same components, where a
+/// pattern component `*` stands for any one component (a directory the client names at random,
+/// e.g. Codex's `$CODEX_HOME/tmp/arg0-linux/codex-arg0XXXXXX/`).
+pub fn absent_exec(pattern: &str, path: &str) -> bool {
+    let (mut p, mut q) = (pattern.split('/'), path.split('/'));
+    loop {
+        match (p.next(), q.next()) {
+            (None, None) => return true,
+            (Some("*"), Some(c)) if !c.is_empty() && c != "." && c != ".." => {}
+            (Some(a), Some(b)) if a == b => {}
+            _ => return false,
         }
     }
 }
@@ -829,15 +844,29 @@ pub fn run_dir(scenario: &Scenario, run: &Run) -> String {
 /// `<scenario>-<mode>`, argv `[CANDIDATE_BIN, root, "--json"]`, the client's cwd, the
 /// scenario's `env` over the candidate base, the scenario's fixture. Its expectations are not
 /// judged (mcpscope exits 1 for a malformed file); its invariants and the witness are.
+/// mcpscope's arguments for the scenario's tree: the root, `--json`, and the matrix's client
+/// profile unless it is mcpscope's default (Claude Code), so each native client is compared
+/// with mcpscope's profile of that client.
+pub fn inventory_args(matrix: &NativeMatrix, scenario: &Scenario) -> Vec<String> {
+    let mut args = vec![
+        scenario.root(&matrix.defaults).to_string(),
+        "--json".to_string(),
+    ];
+    if matrix.client.id != DEFAULT_INVENTORY_CLIENT {
+        args.extend(["--client".to_string(), matrix.client.id.clone()]);
+    }
+    args
+}
+
+/// The profile mcpscope reads without `--client`.
+pub const DEFAULT_INVENTORY_CLIENT: &str = "claude-code";
+
 pub fn inventory_case(matrix: &NativeMatrix, scenario: &Scenario, run: &Run) -> Case {
     Case {
         id: format!("{}-{}", scenario.id, run.mode.as_str()),
         client: matrix.client.id.clone(),
         description: scenario.description.clone(),
-        args: vec![
-            scenario.root(&matrix.defaults).to_string(),
-            "--json".to_string(),
-        ],
+        args: inventory_args(matrix, scenario),
         cwd: Some(client_cwd(matrix, scenario).to_string()),
         env: scenario.env.clone().unwrap_or_default(),
         fixture: scenario.fixture.clone(),
@@ -1108,9 +1137,11 @@ pub fn matrix_problems(m: &NativeMatrix) -> Vec<String> {
             && a[1..]
                 .split('/')
                 .all(|c| !c.is_empty() && c != "." && c != "..");
-        if !normalized || *a == m.sentinel {
+        let program_named = a.rsplit('/').next().is_some_and(|last| last != "*");
+        if !normalized || !program_named || *a == m.sentinel {
             out.push(format!(
-                "absentExecs {a:?} is not a normalized absolute path other than the sentinel"
+                "absentExecs {a:?} is not a normalized absolute path other than the sentinel \
+                 whose last component names a program"
             ));
         }
     }

@@ -681,3 +681,55 @@ fn oauth_discovery_requests_are_the_declarations_they_name() {
         assert_eq!(request_tag(path).as_deref(), tag, "{path:?}");
     }
 }
+
+#[test]
+fn absent_exec_patterns_match_one_component_per_star() {
+    let p = "/home/node/.codex/tmp/arg0-linux/*/getconf";
+    assert!(absent_exec(
+        p,
+        "/home/node/.codex/tmp/arg0-linux/codex-arg0iU1ykA/getconf"
+    ));
+    for other in [
+        "/home/node/.codex/tmp/arg0-linux/getconf",
+        "/home/node/.codex/tmp/arg0-linux/a/b/getconf",
+        "/home/node/.codex/tmp/arg0-linux/../getconf",
+        "/home/node/.codex/tmp/arg0-linux//getconf",
+        "/home/node/.codex/tmp/arg0-linux/x/getconf2",
+        "/home/node/.codex/tmp/arg0-linux/x/sh",
+    ] {
+        assert!(!absent_exec(p, other), "{other}");
+    }
+    assert!(absent_exec(
+        "/scopebox/bin/getconf",
+        "/scopebox/bin/getconf"
+    ));
+    assert!(!absent_exec(
+        "/scopebox/bin/getconf",
+        "/scopebox/bin/getconf/x"
+    ));
+    let mut m = matrix();
+    m.absent_execs = vec!["/a/*".into(), "/a/*/b".into()];
+    let p = matrix_problems(&m);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains("\"/a/*\""), "{p:?}");
+}
+
+#[test]
+fn the_inventory_reads_the_matrix_clients_profile() {
+    let m = matrix();
+    let s = &m.scenarios[0];
+    assert_eq!(inventory_args(&m, s), [s.root(&m.defaults), "--json"]);
+    let mut codex = matrix();
+    codex.client.id = "codex".into();
+    let args = inventory_args(&codex, s);
+    assert_eq!(args[1..], ["--json", "--client", "codex"]);
+    assert_eq!(inventory_case(&codex, s, &s.runs[0]).args, args);
+    // The shipped Codex matrix names the arg0 attempts of every CODEX_HOME it uses.
+    let shipped: NativeMatrix =
+        serde_json::from_str(include_str!("../../harness/matrix/native-codex.json")).unwrap();
+    assert!(matrix_problems(&shipped).is_empty());
+    assert!(shipped
+        .absent_execs
+        .iter()
+        .any(|a| absent_exec(a, "/home/node/alt/tmp/arg0-linux/codex-arg0Zz/lsb_release")));
+}
