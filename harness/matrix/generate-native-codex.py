@@ -190,10 +190,10 @@ def write():
         # the kernel witness also sees the first PATH entry Codex prepends for itself, its
         # arg0 helper directory below $CODEX_HOME/tmp (a random name; Codex puts only links
         # to itself there): an attempt there first, then /scopebox/bin.
-        "absentExecs": ["/scopebox/bin/getconf", "/scopebox/bin/lsb_release"]
+        "absentExecs": ["/scopebox/bin/getconf", "/scopebox/bin/lsb_release", "/scopebox/bin/git"]
         + [home + "/tmp/arg0-linux/*/" + program
            for home in (CODEX_HOME, HOME + "/alt")
-           for program in ("getconf", "lsb_release")],
+           for program in ("getconf", "lsb_release", "git")],
         "modes": {
             "list": ["mcp", "list", "--json"],
             "get": ["mcp", "get", "--json", "{name}"],
