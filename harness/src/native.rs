@@ -64,33 +64,7 @@ impl Shard {
 
 /// Reads, parses and checks a native matrix; on failure the `RunError` to record.
 pub fn load_matrix(path: &Path) -> Result<(NativeMatrix, String), RunError> {
-    let bytes = std::fs::read(path).map_err(|e| RunError {
-        kind: "matrix-unreadable".into(),
-        message: format!("failed to read {}: {e}", path.display()),
-        problems: vec![],
-        matrix_sha256: None,
-    })?;
-    let sha = sha256_hex(&bytes);
-    let matrix: NativeMatrix = serde_json::from_slice(&bytes).map_err(|e| RunError {
-        kind: "matrix-malformed".into(),
-        message: format!("failed to parse {}: {e}", path.display()),
-        problems: vec![],
-        matrix_sha256: Some(sha.clone()),
-    })?;
-    let problems = problems(&matrix);
-    if !problems.is_empty() {
-        return Err(RunError {
-            kind: "matrix-invalid".into(),
-            message: format!(
-                "failed to validate {}: {} problem(s)",
-                path.display(),
-                problems.len()
-            ),
-            problems,
-            matrix_sha256: Some(sha),
-        });
-    }
-    Ok((matrix, sha))
+    crate::run::load_checked(path, problems)
 }
 
 /// What the runner needs to hold for the records to be safe to write and meaningful.

@@ -49,6 +49,18 @@ impl RunStatus {
 
 /// Reads, parses and validates a matrix file; on failure the `RunError` to record.
 pub fn load_matrix(path: &Path) -> Result<(Matrix, String), RunError> {
+    load_checked(path, |m: &Matrix| {
+        judge::validate_matrix(m).err().unwrap_or_default()
+    })
+}
+
+/// Reads and parses a JSON matrix of any kind and applies `check` (its problems, empty when
+/// fine); on failure the `RunError` to record (`matrix-unreadable`, `-malformed`, `-invalid`),
+/// with the sha256 of the bytes once they were read.
+pub fn load_checked<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    check: impl FnOnce(&T) -> Vec<String>,
+) -> Result<(T, String), RunError> {
     let bytes = std::fs::read(path).map_err(|e| RunError {
         kind: "matrix-unreadable".into(),
         message: format!("failed to read {}: {e}", path.display()),
@@ -56,22 +68,25 @@ pub fn load_matrix(path: &Path) -> Result<(Matrix, String), RunError> {
         matrix_sha256: None,
     })?;
     let sha = sha256_hex(&bytes);
-    let matrix: Matrix = serde_json::from_slice(&bytes).map_err(|e| RunError {
+    let matrix: T = serde_json::from_slice(&bytes).map_err(|e| RunError {
         kind: "matrix-malformed".into(),
         message: format!("failed to parse {}: {e}", path.display()),
         problems: vec![],
         matrix_sha256: Some(sha.clone()),
     })?;
-    judge::validate_matrix(&matrix).map_err(|problems| RunError {
-        kind: "matrix-invalid".into(),
-        message: format!(
-            "failed to validate {}: {} problem(s)",
-            path.display(),
-            problems.len()
-        ),
-        problems,
-        matrix_sha256: Some(sha.clone()),
-    })?;
+    let problems = check(&matrix);
+    if !problems.is_empty() {
+        return Err(RunError {
+            kind: "matrix-invalid".into(),
+            message: format!(
+                "failed to validate {}: {} problem(s)",
+                path.display(),
+                problems.len()
+            ),
+            problems,
+            matrix_sha256: Some(sha),
+        });
+    }
     Ok((matrix, sha))
 }
 

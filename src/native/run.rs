@@ -372,25 +372,8 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     let started_at = std::time::SystemTime::now();
     // Ctrl-C is kept from the start, as in `scopebox run`: a run interrupted before its
     // container exists writes nothing.
-    let (interrupt_tx, interrupt_rx) = tokio::sync::watch::channel(false);
-    if let Ok(mut sigint) =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-    {
-        tokio::spawn(async move {
-            sigint.recv().await;
-            let _ = interrupt_tx.send(true);
-        });
-    } else {
-        std::mem::forget(interrupt_tx);
-    }
-    let interrupted = || {
-        let mut rx = interrupt_rx.clone();
-        async move {
-            if rx.wait_for(|hit| *hit).await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        }
-    };
+    let ctrl_c = crate::run::CtrlC::listen();
+    let interrupted = || ctrl_c.hit();
 
     let root = crate::shipped::source_root()?;
     let inputs = read_inputs(&args, &root)?;

@@ -154,6 +154,40 @@ impl Record {
 }
 
 /// "failed to X: cause: cause".
+/// Ctrl-C, listened for from the moment a command starts: a SIGINT that lands between two
+/// steps is kept instead of being lost to a listener that did not exist yet. If the listener
+/// cannot be installed, `hit` never completes (only the deadline can end the run).
+pub struct CtrlC {
+    rx: tokio::sync::watch::Receiver<bool>,
+}
+
+impl CtrlC {
+    pub fn listen() -> CtrlC {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        if let Ok(mut sigint) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        {
+            tokio::spawn(async move {
+                sigint.recv().await;
+                let _ = tx.send(true);
+            });
+        } else {
+            std::mem::forget(tx);
+        }
+        CtrlC { rx }
+    }
+
+    /// Completes once Ctrl-C was pressed (at once if it already was).
+    pub fn hit(&self) -> impl Future<Output = ()> + 'static {
+        let mut rx = self.rx.clone();
+        async move {
+            if rx.wait_for(|hit| *hit).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
 pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = format!("failed to {e}");
     let mut source = e.source();

@@ -11,7 +11,7 @@
 mod lifecycle;
 
 pub use lifecycle::{
-    describe, lifecycle, owner_is_live, run_label, sweep_stale, Plan, Record, SweepReport,
+    describe, lifecycle, owner_is_live, run_label, sweep_stale, CtrlC, Plan, Record, SweepReport,
     DEFAULT_DEADLINE_SECS, STEP_TIMEOUT,
 };
 
@@ -420,25 +420,8 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     // One listener for the whole run, from here on, shared by every platform: a Ctrl-C that
     // lands between two steps is kept instead of being lost to a listener that did not exist
     // yet. If it cannot be installed, only the deadline can end the run.
-    let (interrupt_tx, interrupt_rx) = tokio::sync::watch::channel(false);
-    if let Ok(mut sigint) =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-    {
-        tokio::spawn(async move {
-            sigint.recv().await;
-            let _ = interrupt_tx.send(true);
-        });
-    } else {
-        std::mem::forget(interrupt_tx);
-    }
-    let interrupted = || {
-        let mut rx = interrupt_rx.clone();
-        async move {
-            if rx.wait_for(|hit| *hit).await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        }
-    };
+    let ctrl_c = crate::run::CtrlC::listen();
+    let interrupted = || ctrl_c.hit();
 
     let prepare = async {
         let pack_clock = Instant::now();
