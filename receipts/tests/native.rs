@@ -72,7 +72,7 @@ pub fn add_native(dir: &Path) -> std::io::Result<()> {
     w.put(NATIVE_LOCK_FILE, &sample.lock)?;
     let judgement = judge_evidence(&sample.matrix, &sample.lock, &sample.reader());
     assert!(judgement.passed, "the sample judges clean");
-    let run = platform_run(
+    let mut run = platform_run(
         &sample.lock,
         Platform::LinuxAmd64,
         false,
@@ -80,6 +80,17 @@ pub fn add_native(dir: &Path) -> std::io::Result<()> {
         native_only,
     )
     .map_err(std::io::Error::other)?;
+    if native_only {
+        // The native container's inspection, as Docker reports a conforming one.
+        run.engine = Some(scopebox_schema::engine::EngineName::Docker);
+        w.put(
+            &format!(
+                "{base}/{}",
+                scopebox_schema::receipt::CONTAINER_INSPECT_FILE
+            ),
+            include_bytes!("../../schema/tests/fixtures/container-inspect.json"),
+        )?;
+    }
     let native = section(&sample.matrix, &sample.lock, vec![run]).map_err(std::io::Error::other)?;
     w.put_json(NATIVE_SECTION_FILE, &native)?;
     let path = dir.join(RECEIPT_FILE);
@@ -379,4 +390,74 @@ fn a_native_run_recorded_emulated_on_its_own_machine_is_rejected() {
         f[0].contains("recorded emulated, but the engine is x86_64"),
         "{f:?}"
     );
+}
+
+/// A native-only bundle's container is held to the boundary policy like a candidate's: an
+/// inspection showing a network and a writable root, an observation showing a capability, or
+/// a run that names no engine, each re-digested so only the policy can catch it, is rejected
+/// by `native.boundary` (and nothing else).
+#[test]
+fn a_native_only_container_outside_the_boundary_is_rejected() {
+    use scopebox_schema::native_receipt::NATIVE_SECTION_FILE;
+    let tmp = tempdir();
+    let platform = "platforms/linux-amd64";
+    let edit_json = |dir: &Path, rel: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join(rel)).unwrap()).unwrap();
+        f(&mut doc);
+        std::fs::write(dir.join(rel), serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+        relist(dir, rel);
+    };
+    let inspect = format!("{platform}/outer/container-inspect.json");
+    let observed = format!("{platform}/evidence/boundary.json");
+    type Edit<'a> = (
+        &'a str,
+        &'a str,
+        &'a dyn Fn(&mut serde_json::Value),
+        &'a str,
+    );
+    let cases: [Edit; 3] = [
+        (
+            "networked",
+            &inspect,
+            &|d| {
+                d["HostConfig"]["NetworkMode"] = "bridge".into();
+                d["HostConfig"]["ReadonlyRootfs"] = false.into();
+            },
+            "applied: ",
+        ),
+        (
+            "capable",
+            &observed,
+            &|d| d["capEff"] = "0000000000000400".into(),
+            "observed: ",
+        ),
+        (
+            "engineless",
+            NATIVE_SECTION_FILE,
+            &|d| {
+                d["platforms"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("engine")
+                    .unwrap();
+            },
+            "the native run names no engine",
+        ),
+    ];
+    for (name, rel, edit, expected) in cases {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        write_native_only(&dir).unwrap();
+        edit_json(&dir, rel, edit);
+        let f = failed(&dir);
+        assert!(!f.is_empty(), "{name}: accepted");
+        assert!(
+            f.iter().all(
+                |l| l.starts_with("native-claude-code-linux-amd64/native.boundary: ")
+                    && l.contains(expected)
+            ),
+            "{name}: {f:?}"
+        );
+    }
 }

@@ -97,6 +97,11 @@ pub struct NativePlatformRun {
     pub pinned: PinnedClient,
     /// `native_observe::judge_evidence` of the platform's evidence tree, the matrix and the lock.
     pub judgement: NativeJudgement,
+    /// The engine that ran the container, for a native-only bundle (whose run directory holds
+    /// the container's inspection and the runner's boundary observation): the verifier reads the
+    /// inspection in that engine's dialect (`policy::check_applied`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<crate::engine::EngineName>,
 }
 
 /// The lock's entry for the client on the platform, as pinned.
@@ -186,6 +191,7 @@ pub fn platform_run(
         emulated,
         pinned,
         judgement,
+        engine: None,
     })
 }
 

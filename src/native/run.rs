@@ -755,8 +755,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     let verified = write_receipt(
         &out,
         &inputs,
-        platform,
-        engine_platform != Some(platform),
+        (platform, engine_platform != Some(platform), info.name),
         judgement,
         &run_id,
         (started_at, std::time::SystemTime::now()),
@@ -829,8 +828,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
 fn write_receipt(
     out: &Path,
     inputs: &Inputs,
-    platform: Platform,
-    emulated: bool,
+    (platform, emulated, engine): (Platform, bool, scopebox_schema::engine::EngineName),
     judgement: NativeJudgement,
     run_id: &str,
     (started, finished): (std::time::SystemTime, std::time::SystemTime),
@@ -844,8 +842,9 @@ fn write_receipt(
             "write the native receipt: {e}"
         )))
     };
-    let run = platform_run(&inputs.lock_bytes, platform, emulated, judgement, true)
+    let mut run = platform_run(&inputs.lock_bytes, platform, emulated, judgement, true)
         .map_err(bundle_error)?;
+    run.engine = Some(engine);
     let native =
         section(&inputs.matrix_bytes, &inputs.lock_bytes, vec![run]).map_err(bundle_error)?;
     let mut bytes = serde_json::to_vec_pretty(&native).expect("serializes");

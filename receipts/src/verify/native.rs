@@ -231,6 +231,16 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
             pinned,
         );
 
+        // A native-only bundle's container: its inspection and the runner's observation
+        // against the reference boundary policy, as for a candidate container.
+        if native_only {
+            checks.record(
+                &format!("{prefix}/native.boundary"),
+                "the native container's inspection and what the runner observed inside meet the boundary policy",
+                boundary_failures(ctx, run),
+            );
+        }
+
         // The judgement, recomputed from this platform's raw captures.
         let recomputed = match (&matrix_bytes, &lock_bytes) {
             (Ok(m), Ok(l)) => {
@@ -266,6 +276,49 @@ const SECTION_TITLE: &str =
 
 /// Most characters of one recorded or recomputed value quoted in a difference.
 const QUOTE_LIMIT: usize = 240;
+
+/// `policy::check_applied` of `<dir>/outer/container-inspect.json` (in the run's engine's
+/// dialect) and `policy::check_observed` of `<dir>/evidence/boundary.json`.
+fn boundary_failures(ctx: &Context, run: &NativePlatformRun) -> Vec<String> {
+    use scopebox_schema::evidence::{InnerBoundary, BOUNDARY_FILE};
+    use scopebox_schema::policy::{check_applied, check_observed};
+    use scopebox_schema::receipt::CONTAINER_INSPECT_FILE;
+    let mut failures = Vec::new();
+    let read = |rel: &str| -> Result<&Vec<u8>, String> {
+        let path = format!("{}/{rel}", run.dir);
+        ctx.bundle
+            .files
+            .get(&path)
+            .ok_or_else(|| format!("{path} is missing"))
+    };
+    match (run.engine, read(CONTAINER_INSPECT_FILE)) {
+        (None, _) => failures.push("the native run names no engine".to_string()),
+        (_, Err(e)) => failures.push(e),
+        (Some(engine), Ok(bytes)) => {
+            match scopebox_schema::strict_json::from_slice::<serde_json::Value>(bytes) {
+                Ok(doc) => failures.extend(
+                    check_applied(ctx.policy, &doc, engine)
+                        .into_iter()
+                        .map(|f| format!("applied: {f}")),
+                ),
+                Err(e) => failures.push(format!("{CONTAINER_INSPECT_FILE}: {e}")),
+            }
+        }
+    }
+    let observed_rel = format!("evidence/{BOUNDARY_FILE}");
+    match read(&observed_rel) {
+        Err(e) => failures.push(e),
+        Ok(bytes) => match scopebox_schema::strict_json::from_slice::<InnerBoundary>(bytes) {
+            Ok(o) => failures.extend(
+                check_observed(ctx.policy, &o)
+                    .into_iter()
+                    .map(|f| format!("observed: {f}")),
+            ),
+            Err(e) => failures.push(format!("{observed_rel}: {e}")),
+        },
+    }
+    failures
+}
 
 fn quote(v: &impl serde::Serialize) -> String {
     let text = serde_json::to_string(v).unwrap_or_default();
