@@ -104,6 +104,7 @@ pub fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
     let dir = tempdir();
     let bundle = dir.path().join("bundle");
     let matrix = workspace().join("harness/matrix/faults/stall.json");
+    let _hold = crate::support::engine_hold();
     // The binary itself, not a `cargo run` wrapper: SIGINT must reach scopebox.
     let child = Command::new(env!("CARGO_BIN_EXE_scopebox"))
         .args(["run", "--out", bundle.to_str().unwrap()])

@@ -1,6 +1,8 @@
 //! Helpers shared by the end-to-end tests: run the binary and capture everything, make
 //! per-test directories, declare what a test needs (the engine: a failure under `CI=true`, an
-//! ignored test elsewhere), and ask the engine what carries a label.
+//! ignored test elsewhere), ask the engine what carries a label, and keep the tests that plant
+//! leftovers for `scopebox sweep` apart from every run (whose start-of-run sweep would take
+//! them first).
 
 use scopebox::engine::docker::DockerEngine;
 use scopebox::engine::{Engine, Labelled};
@@ -15,7 +17,42 @@ pub struct Outcome {
     pub stderr: String,
 }
 
+/// Held shared by every invocation that reaches the engine, exclusively by a test that plants
+/// leftovers of a dead run and sweeps them (`sweeping`): a concurrent run's start-of-run sweep
+/// would otherwise remove them under the test's feet.
+static ENGINE_SWEEPS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+thread_local! {
+    /// Set while this thread holds `ENGINE_SWEEPS` exclusively (its own invocations then take
+    /// no shared hold: that would deadlock).
+    static SWEEPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `test` with no other test's invocation of the binary in flight, nor starting.
+pub fn sweeping<T>(test: impl FnOnce() -> T) -> T {
+    let _alone = ENGINE_SWEEPS.write().unwrap_or_else(|e| e.into_inner());
+    SWEEPING.set(true);
+    let reset = Reset;
+    let out = test();
+    drop(reset);
+    out
+}
+
+struct Reset;
+
+impl Drop for Reset {
+    fn drop(&mut self) {
+        SWEEPING.set(false);
+    }
+}
+
+/// The shared hold an invocation of the binary takes (none inside `sweeping`).
+pub fn engine_hold() -> Option<std::sync::RwLockReadGuard<'static, ()>> {
+    (!SWEEPING.get()).then(|| ENGINE_SWEEPS.read().unwrap_or_else(|e| e.into_inner()))
+}
+
 pub fn scopebox(args: &[&str], envs: &[(&str, &str)]) -> Outcome {
+    let _hold = engine_hold();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_scopebox"));
     cmd.args(args).current_dir(workspace());
     for (k, v) in envs {

@@ -2,7 +2,9 @@
 //! of a live run are not; `--keep-on-failure` objects survive ordinary sweeps until
 //! `scopebox sweep` removes them.
 
-use crate::support::{labelled, run_id, run_matrix, scopebox, tempdir, with_engine, workspace};
+use crate::support::{
+    labelled, run_id, run_matrix, scopebox, sweeping, tempdir, with_engine, workspace,
+};
 use scopebox::boundary;
 use scopebox::engine::{Engine, Labels, KEEP_LABEL, OWNER_LABEL, RUN_LABEL};
 use scopebox::image::{self, Contents};
@@ -16,6 +18,10 @@ fn labels(run: &str, owner: String) -> Labels {
 }
 
 pub fn leftovers_of_dead_runs_are_swept_and_live_ones_stay() {
+    sweeping(dead_leftovers_go_and_live_ones_stay)
+}
+
+fn dead_leftovers_go_and_live_ones_stay() {
     let host = boundary::hostname();
     let dead_run = format!("e2e-dead-{}", std::process::id());
     let live_run = format!("e2e-live-{}", std::process::id());
@@ -75,6 +81,10 @@ pub fn leftovers_of_dead_runs_are_swept_and_live_ones_stay() {
 }
 
 pub fn keep_on_failure_keeps_the_objects_until_scopebox_sweep() {
+    sweeping(kept_objects_stay_until_scopebox_sweep)
+}
+
+fn kept_objects_stay_until_scopebox_sweep() {
     let dir = tempdir();
     let out = run_matrix(
         &dir.path().join("b"),
