@@ -277,15 +277,17 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
         let root = crate::shipped::source_root()?;
         let mut packed = Vec::new();
         let mut given = given;
+        let mut built = false;
         for platform in &selection.platforms {
             let candidate = match given.iter().position(|c| c.platform == *platform) {
                 Some(i) => given.swap_remove(i),
                 None => {
-                    eprintln!(
-                        "scopebox: building mcpscope for {platform} (static, {})",
-                        platform.rust_target()
-                    );
-                    crate::pack::build_candidate(&root, *platform).await?
+                    if !built {
+                        eprintln!("scopebox: {}", crate::toolchain::BUILDING);
+                        crate::toolchain::build_shipped(&root).await?;
+                        built = true;
+                    }
+                    crate::pack::built_candidate(&root, *platform)?
                 }
             };
             packed.push(candidate);
@@ -339,15 +341,11 @@ async fn build(args: BuildArgs) -> Result<Outcome, CommandError> {
     let root = crate::shipped::source_root()?;
     let work = async {
         let mut built = Vec::new();
+        eprintln!("scopebox: {}", crate::toolchain::BUILDING);
+        // Exactly the invocation `run` makes: every shipped binary of every platform.
+        crate::toolchain::build_shipped(&root).await?;
         for platform in &selection.platforms {
-            eprintln!(
-                "scopebox: building mcpscope, scopebox-harness for {platform} (static, {})",
-                platform.rust_target()
-            );
-            // Exactly the invocations `run` makes: the candidate alone, then the harness.
-            let candidate = crate::pack::build_candidate(&root, *platform).await?;
-            crate::toolchain::build_static(&root, *platform, &[crate::toolchain::HARNESS_PACKAGE])
-                .await?;
+            let candidate = crate::pack::built_candidate(&root, *platform)?;
             built.push(serde_json::json!({
                 "platform": platform,
                 "candidateSha256": candidate.manifest.archive.sha256,

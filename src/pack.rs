@@ -80,11 +80,10 @@ pub struct Candidate {
     pub manifest: PackManifest,
 }
 
-/// Build `mcpscope` for `platform` in its own cargo invocation — only its own features, so
-/// nothing another package of the workspace turns on can change it — and pack it. `scopebox
-/// pack` and `scopebox run` both come here: the same sources give the same archive digest.
-pub async fn build_candidate(root: &Path, platform: Platform) -> Result<Candidate, BuildError> {
-    toolchain::build_static(root, platform, &[toolchain::CANDIDATE_PACKAGE]).await?;
+/// The `mcpscope` of `platform` that `toolchain::build_shipped` built, packed. `scopebox pack`,
+/// `build`, `run` and `native` all build with that one invocation: the same sources give the
+/// same archive digest whichever command packed it.
+pub fn built_candidate(root: &Path, platform: Platform) -> Result<Candidate, BuildError> {
     let binary = toolchain::read_bin(root, platform, "mcpscope")?;
     Ok(Candidate::from_binary(platform, binary))
 }

@@ -1,5 +1,5 @@
 //! Building the workspace's own static binaries (`mcpscope`, `scopebox-runner`,
-//! `scopebox-sentinel`, `scopebox-witness`) with cargo, per platform, in a target
+//! `scopebox-sentinel`, `scopebox-witness`) with cargo, every platform at once, in a target
 //! directory of their own so that a nested cargo (the orchestrator run from `cargo test`) never
 //! waits on the outer build lock. Shipped binaries use the `static` profile (one codegen unit,
 //! LTO, panic=abort, stripped: small and reproducible); the host-only orchestrator keeps the
@@ -13,7 +13,7 @@ use std::process::Stdio;
 
 /// The cargo profile of every binary that goes into an image (`[profile.static]`).
 pub const STATIC_PROFILE: &str = "static";
-/// The candidate's package: always built in a cargo invocation of its own (pack = run).
+/// The candidate's package.
 pub const CANDIDATE_PACKAGE: &str = "mcpscope";
 /// The in-box harness: runner and sentinel.
 pub const HARNESS_PACKAGE: &str = "scopebox-harness";
@@ -50,7 +50,8 @@ impl BuildError {
     pub fn hint(&self) -> Option<String> {
         match self {
             BuildError::Cargo { target, .. } if target.contains("musl") => Some(format!(
-                "is the Rust target installed? rustup target add {target}"
+                "is the Rust target installed? rustup target add {}",
+                Platform::LinuxArm64.rust_target()
             )),
             _ => None,
         }
@@ -85,30 +86,39 @@ pub fn static_rustflags(platform: Platform) -> &'static str {
     }
 }
 
-/// `cargo build --profile static --locked --target <platform's> -p …`. Cargo's own
-/// diagnostics go to our stderr; nothing goes to stdout. Concurrent calls share the target
-/// directory (and so the host-built proc macros); cargo's lock serializes them.
+/// What `build_shipped` says it does, for the progress line.
+pub const BUILDING: &str =
+    "building mcpscope, scopebox-harness (static: x86_64-unknown-linux-gnu, aarch64-unknown-linux-musl)";
+
+/// Every binary the images carry (`mcpscope` and the harness), for every platform, in one
+/// cargo invocation: `pack`, `build`, `run` and `native` all come here, so a binary's bytes
+/// never depend on which command built it (one feature resolution, one set of artifacts), and a
+/// warm check costs one cargo start instead of one per package and platform.
+pub async fn build_shipped(root: &Path) -> Result<(), BuildError> {
+    build_static(root, &Platform::ALL, &[CANDIDATE_PACKAGE, HARNESS_PACKAGE]).await
+}
+
+/// `cargo build --profile static --locked --target <each platform's> -p …`, each target with its
+/// own rustflags (`CARGO_TARGET_<TRIPLE>_RUSTFLAGS`; RUSTFLAGS would apply to every target).
+/// Cargo's own diagnostics go to our stderr; nothing goes to stdout. Concurrent calls share the
+/// target directory (and so the host-built proc macros); cargo's lock serializes them.
 pub async fn build_static(
     root: &Path,
-    platform: Platform,
+    platforms: &[Platform],
     packages: &[&str],
 ) -> Result<(), BuildError> {
     let program = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let listed = packages.join(", ");
-    let target = platform.rust_target();
+    let targets = platforms
+        .iter()
+        .map(|p| p.rust_target())
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut cmd = tokio::process::Command::new(&program);
     cmd.current_dir(root)
-        .args([
-            "build",
-            "--profile",
-            STATIC_PROFILE,
-            "--locked",
-            "--quiet",
-            "--target",
-            target,
-        ])
-        .env("RUSTFLAGS", static_rustflags(platform))
-        // An outer cargo's encoded flags would override RUSTFLAGS.
+        .args(["build", "--profile", STATIC_PROFILE, "--locked", "--quiet"])
+        // Outer flags would apply to every target and override the per-target ones.
+        .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env("CARGO_TARGET_DIR", static_target_dir(root))
         .stdin(Stdio::null())
@@ -116,19 +126,29 @@ pub async fn build_static(
         .stderr(Stdio::inherit())
         // Ctrl-C drops the future: take the build down with it.
         .kill_on_drop(true);
+    for platform in platforms {
+        let target = platform.rust_target();
+        cmd.args(["--target", target]).env(
+            format!(
+                "CARGO_TARGET_{}_RUSTFLAGS",
+                target.to_ascii_uppercase().replace('-', "_")
+            ),
+            static_rustflags(*platform),
+        );
+    }
     for p in packages {
         cmd.args(["-p", p]);
     }
     let status = cmd.status().await.map_err(|source| BuildError::Spawn {
         program: program.clone(),
         packages: listed.clone(),
-        target: target.to_string(),
+        target: targets.clone(),
         source,
     })?;
     if !status.success() {
         return Err(BuildError::Cargo {
             packages: listed,
-            target: target.to_string(),
+            target: targets,
             status: match status.code() {
                 Some(code) => format!("exit code {code}"),
                 None => "a signal".to_string(),

@@ -33,7 +33,7 @@ fn hostile_binary() -> &'static [u8] {
             .expect("a runtime")
             .block_on(scopebox::toolchain::build_static(
                 &root,
-                Platform::LinuxAmd64,
+                &[Platform::LinuxAmd64],
                 &["scopebox-hostile"],
             ))
             .expect("scopebox-hostile builds statically");

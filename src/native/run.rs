@@ -442,20 +442,14 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
 
     let prepare = async {
         let pack_clock = Instant::now();
-        eprintln!(
-            "scopebox: native: building mcpscope, scopebox-harness for {platform} (static, {})",
-            platform.rust_target()
-        );
-        let candidate = crate::pack::build_candidate(&root, platform).await?;
-        toolchain::build_static(&root, platform, &[toolchain::HARNESS_PACKAGE]).await?;
+        eprintln!("scopebox: native: {}", toolchain::BUILDING);
+        toolchain::build_shipped(&root).await?;
+        let candidate = crate::pack::built_candidate(&root, platform)?;
         let runner = toolchain::read_bin(&root, platform, "scopebox-runner")?;
         let sentinel = toolchain::read_bin(&root, platform, "scopebox-sentinel")?;
         let mut witnesses = Vec::new();
         if let Some(bin) = toolchain::WITNESS_BIN {
             for p in Platform::ALL {
-                if p != platform {
-                    toolchain::build_static(&root, p, &[toolchain::HARNESS_PACKAGE]).await?;
-                }
                 witnesses.push((p.machine().to_string(), toolchain::read_bin(&root, p, bin)?));
             }
         }

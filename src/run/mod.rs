@@ -426,40 +426,24 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let prepare = async {
         let pack_clock = Instant::now();
         let mut given = given;
-        let builds = covered.iter().map(|&platform| {
-            let candidate = given
-                .iter()
-                .position(|c| c.platform == platform)
-                .map(|i| given.swap_remove(i));
-            let root = &root;
-            async move {
-                eprintln!(
-                    "scopebox: building {} for {platform} (static, {})",
-                    if candidate.is_some() {
-                        "scopebox-harness"
-                    } else {
-                        "mcpscope, scopebox-harness"
-                    },
-                    platform.rust_target()
-                );
-                let candidate = match candidate {
-                    Some(c) => c,
-                    None => crate::pack::build_candidate(root, platform).await?,
-                };
-                toolchain::build_static(root, platform, &[toolchain::HARNESS_PACKAGE]).await?;
-                let runner = toolchain::read_bin(root, platform, "scopebox-runner")?;
-                let sentinel = toolchain::read_bin(root, platform, "scopebox-sentinel")?;
-                Ok::<_, CommandError>((platform, candidate, runner, sentinel))
-            }
-        });
-        let built = futures_util::future::try_join_all(builds).await?;
+        // One invocation for every binary of every platform (a given candidate's platform
+        // still gets the harness, and every image the witness of every machine).
+        eprintln!("scopebox: {}", toolchain::BUILDING);
+        toolchain::build_shipped(&root).await?;
+        let mut built = Vec::new();
+        for &platform in &covered {
+            let candidate = match given.iter().position(|c| c.platform == platform) {
+                Some(i) => given.swap_remove(i),
+                None => crate::pack::built_candidate(&root, platform)?,
+            };
+            let runner = toolchain::read_bin(&root, platform, "scopebox-runner")?;
+            let sentinel = toolchain::read_bin(&root, platform, "scopebox-sentinel")?;
+            built.push((platform, candidate, runner, sentinel));
+        }
         // Every image carries the witness of every machine (none until the witness exists).
         let mut witnesses = Vec::new();
         if let Some(bin) = toolchain::WITNESS_BIN {
             for platform in Platform::ALL {
-                if !covered.contains(&platform) {
-                    toolchain::build_static(&root, platform, &[toolchain::HARNESS_PACKAGE]).await?;
-                }
                 witnesses.push((
                     platform.machine().to_string(),
                     toolchain::read_bin(&root, platform, bin)?,
