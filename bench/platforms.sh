@@ -10,7 +10,7 @@
 #                              waited for and removed with its volume: the least a run can cost
 #   amd64, arm64, both         warm `scopebox run --platform …` on the shipped matrix
 # and, per run kind, where the time went (medians, ms): the orchestrator's phases (`--json`
-# `phasesMs`: engine/probe, build, image, sweep, inputs, containers, receipt, archive, verify),
+# `phasesMs`: engine/probe, build, image, sweep, inputs, containers, evidence, write, archive, verify),
 # per container the lifecycle (create, start, in-box run, export, inspect+remove: from
 # outer/execution.json) and the runner's own phases inside (its `phases` line: boundary,
 # controls, cases, write). The load average is printed before and after: the machine may be

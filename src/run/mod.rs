@@ -430,16 +430,38 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         // still gets the harness, and every image the witness of every machine).
         eprintln!("scopebox: {}", toolchain::BUILDING);
         toolchain::build_shipped(&root).await?;
-        let mut built = Vec::new();
-        for &platform in &covered {
-            let candidate = match given.iter().position(|c| c.platform == platform) {
-                Some(i) => given.swap_remove(i),
-                None => crate::pack::built_candidate(&root, platform)?,
-            };
-            let runner = toolchain::read_bin(&root, platform, "scopebox-runner")?;
-            let sentinel = toolchain::read_bin(&root, platform, "scopebox-sentinel")?;
-            built.push((platform, candidate, runner, sentinel));
-        }
+        // Each platform's candidate packed (compressed) on a thread of its own.
+        let given: Vec<Option<Candidate>> = covered
+            .iter()
+            .map(|&p| {
+                given
+                    .iter()
+                    .position(|c| c.platform == p)
+                    .map(|i| given.swap_remove(i))
+            })
+            .collect();
+        let built = std::thread::scope(|scope| {
+            let workers: Vec<_> = covered
+                .iter()
+                .zip(given)
+                .map(|(&platform, candidate)| {
+                    let root = &root;
+                    scope.spawn(move || {
+                        let candidate = match candidate {
+                            Some(c) => c,
+                            None => crate::pack::built_candidate(root, platform)?,
+                        };
+                        let runner = toolchain::read_bin(root, platform, "scopebox-runner")?;
+                        let sentinel = toolchain::read_bin(root, platform, "scopebox-sentinel")?;
+                        Ok::<_, CommandError>((platform, candidate, runner, sentinel))
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("packing never panics"))
+                .collect::<Result<Vec<_>, _>>()
+        })?;
         // Every image carries the witness of every machine (none until the witness exists).
         let mut witnesses = Vec::new();
         if let Some(bin) = toolchain::WITNESS_BIN {
@@ -624,34 +646,44 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         eprintln!();
     }
 
+    // Each platform's containers: evidence extracted, outer records written, judged — every
+    // platform at once, one thread each (the work is the same size per platform).
+    let engine_facts = receipt::EngineFacts {
+        name: info.name,
+        version: &info.server_version,
+        architecture: &info.architecture,
+    };
+    let mut records = records.into_iter();
+    let per_platform: Vec<Vec<Record>> = inputs
+        .iter()
+        .map(|_| records.by_ref().take(shards).collect())
+        .collect();
+    let finished: Vec<Result<Finished, receipt::ReceiptError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = inputs
+            .iter()
+            .zip(per_platform)
+            .map(|(inputs, recs)| {
+                let (out, shared, engine_facts) = (&out, &shared, &engine_facts);
+                let timing = (args.deadline, pack_ms, image_ms);
+                scope
+                    .spawn(move || finish_platform(out, shared, inputs, engine_facts, recs, timing))
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("judging a platform never panics"))
+            .collect()
+    });
     let mut platform_runs = Vec::new();
     let mut conclusions = Vec::new();
     let mut any_interrupted = false;
     let mut any_timed_out = false;
     let mut any_errors = false;
-    let mut records = records.into_iter().zip(&plans);
-    for inputs in &inputs {
-        let pdir = out.join(scopebox_schema::receipt::platform_dir(inputs.platform));
-        let mut containers: Vec<(Record, Execution)> = Vec::new();
-        for index in 0..shards {
-            let (mut rec, plan) = records.next().expect("one record per plan");
-            let dir = if index == 0 {
-                pdir.clone()
-            } else {
-                pdir.join(scopebox_schema::receipt::SHARDS_DIR)
-                    .join(index.to_string())
-            };
-            if let Some(tar) = rec.evidence.take() {
-                let dest = dir.join(EVIDENCE_DIR);
-                let extracted = std::fs::create_dir_all(&dest)
-                    .map_err(|e| e.to_string())
-                    .and_then(|()| crate::evidence::extract(&tar, &dest).map_err(|e| describe(&e)));
-                if let Err(problem) = extracted {
-                    rec.errors.push(problem);
-                }
-            }
-            let execution = receipt::execution(&rec, args.deadline, pack_ms, image_ms);
-            receipt::write_outer(&dir, &rec, &execution)?;
+    let mut plans_in_order = plans.iter();
+    for done in finished {
+        let done = done?;
+        for rec in &done.records {
+            let plan = plans_in_order.next().expect("one plan per record");
             if rec.kept {
                 eprintln!(
                     "scopebox: kept container {} and volume {}; remove them with: scopebox sweep",
@@ -661,30 +693,11 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             any_interrupted |= rec.interrupted;
             any_timed_out |= rec.timed_out;
             any_errors |= !rec.errors.is_empty();
-            containers.push((rec, execution));
         }
-        phases.lap("extract");
-        let (run, conclusion) = receipt::judge_platform(
-            &out,
-            &shared,
-            inputs,
-            &receipt::EngineFacts {
-                name: info.name,
-                version: &info.server_version,
-                architecture: &info.architecture,
-            },
-            containers
-                .iter()
-                .map(|(rec, execution)| receipt::ContainerRun {
-                    rec,
-                    execution: execution.clone(),
-                })
-                .collect(),
-        )?;
-        platform_runs.push(run);
-        conclusions.push(conclusion);
-        phases.lap("judge");
+        platform_runs.push(done.run);
+        conclusions.push(done.conclusion);
     }
+    phases.lap("evidence");
     let junit = crate::junit::report(&run_id, &platform_runs, &conclusions, &not_covered);
     receipt::write_file(&out, crate::junit::JUNIT_FILE, &junit)?;
     let times = Times {
@@ -869,6 +882,67 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
 /// How many containers each platform's matrix is split across: `--shards`, else the
 /// container's CPU limit (the policy's) capped by this host's parallelism; never more than
 /// the cases or `MAX_SHARDS`, never fewer than one.
+/// One platform's judged containers: their lifecycle records (with any extraction problem
+/// added), the platform's receipt section and its conclusion.
+struct Finished {
+    records: Vec<Record>,
+    run: scopebox_schema::receipt::PlatformRun,
+    conclusion: Conclusion,
+}
+
+/// Extracts each of a platform's containers' evidence (the first container's into the platform
+/// directory, shard `i`'s into `shards/<i>/`), writes its outer records, and judges the
+/// platform. `timing` is the deadline (s) and the build and image times (ms).
+fn finish_platform(
+    out: &Path,
+    shared: &receipt::SharedInputs,
+    inputs: &receipt::PlatformInputsOf,
+    engine: &receipt::EngineFacts,
+    records: Vec<Record>,
+    (deadline, pack_ms, image_ms): (u64, u64, u64),
+) -> Result<Finished, receipt::ReceiptError> {
+    let pdir = out.join(scopebox_schema::receipt::platform_dir(inputs.platform));
+    let mut containers: Vec<(Record, Execution)> = Vec::new();
+    for (index, mut rec) in records.into_iter().enumerate() {
+        let dir = if index == 0 {
+            pdir.clone()
+        } else {
+            pdir.join(scopebox_schema::receipt::SHARDS_DIR)
+                .join(index.to_string())
+        };
+        if let Some(tar) = rec.evidence.take() {
+            let dest = dir.join(EVIDENCE_DIR);
+            let extracted = std::fs::create_dir_all(&dest)
+                .map_err(|e| e.to_string())
+                .and_then(|()| crate::evidence::extract(&tar, &dest).map_err(|e| describe(&e)));
+            if let Err(problem) = extracted {
+                rec.errors.push(problem);
+            }
+        }
+        let execution = receipt::execution(&rec, deadline, pack_ms, image_ms);
+        receipt::write_outer(&dir, &rec, &execution)?;
+        containers.push((rec, execution));
+    }
+    let (run, conclusion) = receipt::judge_platform(
+        out,
+        shared,
+        inputs,
+        engine,
+        containers
+            .iter()
+            .map(|(rec, execution)| receipt::ContainerRun {
+                rec,
+                execution: execution.clone(),
+            })
+            .collect(),
+    )?;
+    Ok(Finished {
+        records: containers.into_iter().map(|(rec, _)| rec).collect(),
+        run,
+        conclusion,
+    })
+}
+
 fn shard_count(
     asked: Option<usize>,
     policy: &scopebox_schema::policy::BoundaryPolicy,
@@ -889,8 +963,8 @@ fn shard_cases(cases: usize, shard: Shard) -> usize {
 
 /// Where a run's wall time went, for `--json` (`phasesMs`) and `bench/platforms.sh`: each lap
 /// is the time since the previous one; `add` records a part measured inside a lap (the
-/// `prepare` lap holds `build`, `image` and `sweep`); per-platform laps (`extract`, `judge`)
-/// add up. Figures, never evidence.
+/// `prepare` lap holds `build`, `image` and `sweep`; `evidence` is every platform's extraction
+/// and judging, run side by side). Figures, never evidence.
 struct Phases {
     last: Instant,
     laps: Vec<(&'static str, u64)>,

@@ -223,6 +223,13 @@ impl Checks {
         });
     }
 
+    /// Appends `other`'s checks, skipped checks and notes (a platform's, checked apart).
+    fn absorb(&mut self, other: Checks) {
+        self.list.extend(other.list);
+        self.not_checked.extend(other.not_checked);
+        self.notes.extend(other.notes);
+    }
+
     /// A check that was not run (and so neither passed nor failed), with the reason.
     pub(crate) fn not_checked(&mut self, id: &str, title: &str, reason: impl Into<String>) {
         self.not_checked.push(NotChecked {
@@ -271,11 +278,11 @@ pub(crate) struct Context<'a> {
     pub native: Option<native::NativeInputs>,
     /// Candidate archives unpacked so far, by (name, sha256): `image` and `candidate` both
     /// need the files, and inflating twice was a fifth of the verification time.
-    archives: std::cell::RefCell<BTreeMap<(String, String), ArchiveRead>>,
+    archives: std::sync::Mutex<BTreeMap<(String, String), ArchiveRead>>,
 }
 
 /// An unpacked candidate archive, or the failure line of unpacking it.
-pub(crate) type ArchiveRead = std::rc::Rc<Result<Vec<crate::archive::ArchiveFile>, String>>;
+pub(crate) type ArchiveRead = std::sync::Arc<Result<Vec<crate::archive::ArchiveFile>, String>>;
 
 impl<'a> Context<'a> {
     /// The bytes of a bundle file, or a failure line naming it.
@@ -294,16 +301,21 @@ impl<'a> Context<'a> {
         strict_json::from_slice(bytes).map_err(|e| format!("{path} does not parse: {e}"))
     }
 
+    /// The unpacked archives (a poisoned lock only means another platform's checks panicked).
+    fn archives_read(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), ArchiveRead>> {
+        self.archives.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The candidate archive `name` with bytes `bytes` (digest `sha256`), unpacked once.
     pub fn archive(&self, name: &str, sha256: &str, bytes: &[u8]) -> ArchiveRead {
         let key = (name.to_string(), sha256.to_string());
-        if let Some(read) = self.archives.borrow().get(&key) {
+        if let Some(read) = self.archives_read().get(&key) {
             return read.clone();
         }
-        let read = std::rc::Rc::new(
+        let read = std::sync::Arc::new(
             crate::archive::read_archive(name, bytes).map_err(|e| format!("failed to {e}")),
         );
-        self.archives.borrow_mut().insert(key, read.clone());
+        self.archives_read().insert(key, read.clone());
         read
     }
 
@@ -440,11 +452,7 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
             &reference
         }
     };
-    let digests = bundle
-        .files
-        .iter()
-        .map(|(path, bytes)| (path.as_str(), sha256_hex(bytes)))
-        .collect();
+    let digests = parallel_digests(&bundle.files);
     let ctx = Context {
         bundle,
         receipt: &receipt,
@@ -463,35 +471,23 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
     cases::check_matrix(&ctx, &mut checks);
     boundary::check_policy(&ctx, &mut checks);
     native::check(&ctx, &mut checks);
-    for run in &receipt.platforms {
-        let case_shards = case_shards(ctx.matrix.as_ref().ok(), run.shard_count());
-        let p = PlatformContext {
-            ctx: &ctx,
-            run,
-            shard: 0,
-            case_shards: &case_shards,
-        };
-        checks.scope = Some(run.platform);
-        cases::check(&p, &mut checks);
-        boundary::check(&p, &mut checks);
-        image::check(&p, &mut checks);
-        candidate::check(&p, &mut checks);
-        controls::check(&p, &mut checks);
-        witness::check(&p, &mut checks);
-        execution::check(&p, &mut checks);
-        // Every further container of the platform: the same image, its own boundary, controls,
-        // lifecycle and cleanup (its cases were judged above, with every other case).
-        for index in 1..run.shard_count() {
-            let s = PlatformContext { shard: index, ..p };
-            checks.shard = Some(index);
-            boundary::check(&s, &mut checks);
-            image::check_inspection(&s, &mut checks);
-            controls::check(&s, &mut checks);
-            witness::check_controls(&s, &mut checks);
-            execution::check(&s, &mut checks);
-        }
-        checks.shard = None;
-        checks.scope = None;
+    // Every platform's checks side by side (one thread each), reported in receipt order.
+    let per_platform: Vec<Checks> = std::thread::scope(|scope| {
+        let workers: Vec<_> = receipt
+            .platforms
+            .iter()
+            .map(|run| {
+                let ctx = &ctx;
+                scope.spawn(move || check_platform(ctx, run))
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("the platform checks never panic"))
+            .collect()
+    });
+    for platform_checks in per_platform {
+        checks.absorb(platform_checks);
     }
     if !options.ignore_envelope {
         let verified_so_far = checks.all_ok();
@@ -501,6 +497,64 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
     let mut subject = Subject::of(&receipt);
     subject.signer_key_id = checks.signer_key_id.take();
     Ok(checks.into_report(bundle, subject))
+}
+
+/// One platform's checks, every container of it, ids and titles scoped to the platform.
+fn check_platform(ctx: &Context, run: &PlatformRun) -> Checks {
+    let mut checks = Checks {
+        scope: Some(run.platform),
+        ..Checks::default()
+    };
+    let case_shards = case_shards(ctx.matrix.as_ref().ok(), run.shard_count());
+    let p = PlatformContext {
+        ctx,
+        run,
+        shard: 0,
+        case_shards: &case_shards,
+    };
+    cases::check(&p, &mut checks);
+    boundary::check(&p, &mut checks);
+    image::check(&p, &mut checks);
+    candidate::check(&p, &mut checks);
+    controls::check(&p, &mut checks);
+    witness::check(&p, &mut checks);
+    execution::check(&p, &mut checks);
+    // Every further container of the platform: the same image, its own boundary, controls,
+    // lifecycle and cleanup (its cases were judged above, with every other case).
+    for index in 1..run.shard_count() {
+        let s = PlatformContext { shard: index, ..p };
+        checks.shard = Some(index);
+        boundary::check(&s, &mut checks);
+        image::check_inspection(&s, &mut checks);
+        controls::check(&s, &mut checks);
+        witness::check_controls(&s, &mut checks);
+        execution::check(&s, &mut checks);
+    }
+    checks
+}
+
+/// The sha256 of every file of the bundle, hashed on two threads (every other file each, so
+/// neighbouring large blobs land on both).
+fn parallel_digests(files: &BTreeMap<String, Vec<u8>>) -> BTreeMap<&str, String> {
+    let mut even = Vec::new();
+    let mut odd = Vec::new();
+    for (i, (path, bytes)) in files.iter().enumerate() {
+        let part = if i % 2 == 0 { &mut even } else { &mut odd };
+        part.push((path.as_str(), bytes.as_slice()));
+    }
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| hash_all(&odd));
+        let mut digests: BTreeMap<&str, String> = hash_all(&even).into_iter().collect();
+        digests.extend(other.join().expect("hashing never panics"));
+        digests
+    })
+}
+
+fn hash_all<'a>(files: &[(&'a str, &[u8])]) -> Vec<(&'a str, String)> {
+    files
+        .iter()
+        .map(|(path, bytes)| (*path, sha256_hex(bytes)))
+        .collect()
 }
 
 /// Which shard ran each case of `matrix` among `count` (`evidence::Shard::of_position`).
