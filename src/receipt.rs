@@ -334,6 +334,22 @@ pub struct ContainerRun<'a> {
     pub execution: Execution,
 }
 
+/// Where container `index` of `platform` keeps its `outer/` and `evidence/` in `bundle`: the
+/// platform's directory for the first, `shards/<index>/` below it for every further one.
+pub fn container_dir(bundle: &Path, platform: Platform, index: usize) -> PathBuf {
+    bundle.join(container_rel(platform, index))
+}
+
+/// `container_dir`, relative to the bundle.
+fn container_rel(platform: Platform, index: usize) -> String {
+    let pdir = platform_dir(platform);
+    if index == 0 {
+        pdir
+    } else {
+        shard_dir(&pdir, index)
+    }
+}
+
 /// Judge one platform's extracted evidence (below `bundle/platforms/<os>-<arch>/`, and
 /// `shards/<i>/` below it for every further container) and write each container's
 /// `outer/execution.json`; returns its receipt section and the conclusion.
@@ -349,11 +365,7 @@ pub fn judge_platform(
     let mut problems: Vec<String> = Vec::new();
     let mut judged = Vec::new();
     for (index, c) in containers.into_iter().enumerate() {
-        let sdir = if index == 0 {
-            pdir.clone()
-        } else {
-            shard_dir(&pdir, index)
-        };
+        let sdir = container_rel(inputs.platform, index);
         let dir = bundle.join(&sdir);
         let (boundary, controls, found) = judge_container(&dir, shared, inputs, engine, &c)?;
         let tag = if count > 1 {

@@ -566,6 +566,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
                 deadline: Duration::from_secs(args.deadline),
                 keep_on_failure: false,
                 origin: tokio::time::Instant::from_std(clock),
+                evidence_dest: None,
             }
         })
         .collect();

@@ -595,6 +595,9 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
                 deadline: Duration::from_secs(args.deadline),
                 keep_on_failure: args.keep_on_failure,
                 origin: tokio::time::Instant::from_std(clock),
+                evidence_dest: Some(
+                    receipt::container_dir(&out, b.platform, index).join(EVIDENCE_DIR),
+                ),
             });
             plan_shards.push(shard);
         }
@@ -901,15 +904,10 @@ fn finish_platform(
     records: Vec<Record>,
     (deadline, pack_ms, image_ms): (u64, u64, u64),
 ) -> Result<Finished, receipt::ReceiptError> {
-    let pdir = out.join(scopebox_schema::receipt::platform_dir(inputs.platform));
     let mut containers: Vec<(Record, Execution)> = Vec::new();
     for (index, mut rec) in records.into_iter().enumerate() {
-        let dir = if index == 0 {
-            pdir.clone()
-        } else {
-            pdir.join(scopebox_schema::receipt::SHARDS_DIR)
-                .join(index.to_string())
-        };
+        let dir = receipt::container_dir(out, inputs.platform, index);
+        // Only what the lifecycle did not extract itself.
         if let Some(tar) = rec.evidence.take() {
             let dest = dir.join(EVIDENCE_DIR);
             let extracted = std::fs::create_dir_all(&dest)
