@@ -591,12 +591,9 @@ mod tests {
         assert!(encodings_found(near.as_bytes()).is_empty());
     }
 
-    #[test]
-    fn forms_whose_case_is_content_are_found_only_in_their_own_case() {
-        // The canary with its letters' case swapped, and its base64 likewise: neither spells the
-        // canary (the exact automaton does not fold), though both fold to one of its forms.
-        let swapped: String = CANARY
-            .chars()
+    /// Every ASCII letter in the other case.
+    fn swap_case(text: &str) -> String {
+        text.chars()
             .map(|c| {
                 if c.is_ascii_uppercase() {
                     c.to_ascii_lowercase()
@@ -604,20 +601,18 @@ mod tests {
                     c.to_ascii_uppercase()
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn forms_whose_case_is_content_are_found_only_in_their_own_case() {
+        // The canary with its letters' case swapped, and its base64 likewise: neither spells the
+        // canary (the exact automaton does not fold), though both fold to one of its forms.
+        let swapped = swap_case(CANARY);
         assert!(encodings_found(swapped.as_bytes()).is_empty(), "{swapped}");
         let base64 = String::from_utf8(base64_middle(CANARY.as_bytes(), 0)).unwrap();
         assert_eq!(encodings_found(base64.as_bytes()), only(Encoding::Base64));
-        let flipped: String = base64
-            .chars()
-            .map(|c| {
-                if c.is_ascii_lowercase() {
-                    c.to_ascii_uppercase()
-                } else {
-                    c.to_ascii_lowercase()
-                }
-            })
-            .collect();
+        let flipped = swap_case(&base64);
         assert!(encodings_found(flipped.as_bytes()).is_empty(), "{flipped}");
         // One exact hit and one folded hit in the same capture: both are reported.
         let hex: String = CANARY.bytes().map(|b| format!("{b:02X}")).collect();
