@@ -2,10 +2,11 @@
 //! before anything else), check the matrix and the bundle directory, reach the engine and ask
 //! its architecture, probe every platform it would have to emulate (before anything is built
 //! or any case runs: a required platform it cannot run is refused, one of the default set is
-//! recorded as not covered), build the static binaries per platform (the candidate in its own
-//! cargo invocation: pack = run), generate and load each platform's image (verifying its ID),
-//! sweep stale leftovers, run the platforms' container lifecycles concurrently (`lifecycle`),
-//! extract each `/evidence`, and write the one receipt bundle. Ctrl-C is raced against every
+//! recorded as not covered), build every platform's static binaries (one cargo invocation, the
+//! one pack makes: pack = run), generate and load each platform's image (verifying its ID),
+//! sweep stale leftovers, run the platforms' container lifecycles concurrently (`lifecycle`,
+//! which extracts each `/evidence` as soon as it is exported), judge every platform side by
+//! side, and write the one receipt bundle. Ctrl-C is raced against every
 //! step. It sequences; the steps themselves live in their own modules.
 
 mod lifecycle;
