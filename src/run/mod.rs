@@ -432,7 +432,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         eprintln!("scopebox: {}", toolchain::BUILDING);
         toolchain::build_shipped(&root).await?;
         // Each platform's candidate packed (compressed) on a thread of its own.
-        let given: Vec<Option<Candidate>> = covered
+        let given_per_platform: Vec<Option<Candidate>> = covered
             .iter()
             .map(|&p| {
                 given
@@ -444,7 +444,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         let built = std::thread::scope(|scope| {
             let workers: Vec<_> = covered
                 .iter()
-                .zip(given)
+                .zip(given_per_platform)
                 .map(|(&platform, candidate)| {
                     let root = &root;
                     scope.spawn(move || {
