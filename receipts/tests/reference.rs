@@ -72,3 +72,38 @@ fn every_mutation_of_the_reference_bundle_is_rejected() {
     assert!(not_rejected.is_empty(), "not rejected: {not_rejected:#?}");
     crate::selftest::assert_recomputing_checks_reject(&report);
 }
+
+#[test]
+fn the_report_keeps_the_receipts_platform_order_whatever_the_threads_did() {
+    use scopebox_receipts::verify::verify_dir;
+    // Each platform is checked on a thread of its own: the report must still read platform by
+    // platform in the receipt's order (amd64's checks, then arm64's), after every bundle-wide
+    // check, and be the same report each time.
+    let first = verify_dir(&reference(), &Default::default()).unwrap();
+    assert!(first.verified, "{first:?}");
+    let ids: Vec<&str> = first.checks.iter().map(|c| c.id.as_str()).collect();
+    let scoped = |id: &str| id.starts_with("linux-amd64/") || id.starts_with("linux-arm64/");
+    let first_scoped = ids.iter().position(|id| scoped(id)).unwrap();
+    let last_scoped = ids.iter().rposition(|id| scoped(id)).unwrap();
+    let last_amd64 = ids
+        .iter()
+        .rposition(|id| id.starts_with("linux-amd64/"))
+        .unwrap();
+    let first_arm64 = ids
+        .iter()
+        .position(|id| id.starts_with("linux-arm64/"))
+        .unwrap();
+    assert!(ids[first_scoped].starts_with("linux-amd64/"), "{ids:?}");
+    assert!(last_amd64 < first_arm64, "{ids:?}");
+    assert!(
+        ids[first_scoped..=last_scoped].iter().all(|id| scoped(id)),
+        "{ids:?}"
+    );
+    assert!(ids[..first_scoped].contains(&"bundle.bounds"), "{ids:?}");
+    for _ in 0..3 {
+        assert_eq!(
+            verify_dir(&reference(), &Default::default()).unwrap(),
+            first
+        );
+    }
+}
