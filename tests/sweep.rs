@@ -89,12 +89,16 @@ fn kept_objects_stay_until_scopebox_sweep() {
     let out = run_matrix(
         &dir.path().join("b"),
         &workspace().join("harness/matrix/faults/stall.json"),
+        // One container: with shards, whether the stall's sibling finished before the deadline
+        // (removed) or not (kept too) would be a matter of timing.
         &[
             "--deadline",
             "3",
             "--keep-on-failure",
             "--platform",
             "linux/amd64",
+            "--shards",
+            "1",
         ],
     );
     assert_eq!(out.code, 124, "{}", out.stderr);
