@@ -18,7 +18,8 @@ it), so a fired tag says exactly which declaration ran.
 import json
 import sys
 
-from matrixlib import HOME, ROOT, SENTINEL, d, js, raw, symlink, text
+from matrixlib import (HOME, ROOT, SCENARIOS, SENTINEL, NativeScenario, d, js, lst, raw, run,
+                       symlink, text)
 
 CLIENT_VERSION = "2.1.327"
 HTTP_PORT = 18500
@@ -34,7 +35,6 @@ LINK = "/work/link"
 SCOPES = ("local", "project", "user", "managed")
 PREDICTIONS = ("launch", "pending", "rejected", "shadowed", "excluded", "not-read", "unknown")
 
-SCENARIOS = []
 
 # How a scenario spoils a JSON document's text (compact JSON in, bytes out).
 MALFORMATIONS = {
@@ -57,19 +57,12 @@ def http(tag):
     return {"type": "http", "url": "http://127.0.0.1:%d/%s" % (HTTP_PORT, tag)}
 
 
-class Scenario:
-    """One fixture tree and its three runs. Declarations are registered as servers are added."""
+class Scenario(NativeScenario):
+    """One fixture tree and its three runs (`files`: path -> dict, a JSON document built up, or
+    bytes). Declarations are registered as servers are added."""
 
     def __init__(self, id, description, behaviours):
-        self.id, self.description, self.behaviours = id, description, behaviours
-        self.decls = []
-        self.files = {}  # path -> dict (JSON documents built up) or bytes (written as is)
-        self.extra = []  # other fixture entries (dirs, symlinks)
-        self.cwd = ROOT
-        self.root = ROOT
-        self.env = {}
-        self.runs = []
-        self.divergences = []
+        super().__init__(id, description, behaviours)
         self.malformed = {}  # path -> how its JSON text is spoiled (MALFORMATIONS)
 
     # -- declarations --
@@ -88,8 +81,7 @@ class Scenario:
         for k in container:
             doc = doc.setdefault(k, {})
         doc[name] = entry
-        self.decls.append({"tag": tag, "name": name, "scope": scope, "transport": transport, "file": path})
-        return tag
+        return self.declare(tag, name, scope, transport, path)
 
     def root_key(self):
         return ROOT
@@ -100,34 +92,15 @@ class Scenario:
             doc = doc.setdefault(k, {})
         doc[keys[-1]] = value
 
-    def raw_file(self, path, data):
-        self.files[path] = data
-
     def predict(self, tag, list_, headless, approval=None):
         """What mcpscope should say about one declaration (`predictedLaunch`, `approval`)."""
         assert list_ in PREDICTIONS and headless in PREDICTIONS, (list_, headless)
-        for dcl in self.decls:
-            if dcl["tag"] == tag:
-                dcl["predicted"] = {"list": list_, "headless": headless}
-                if approval:
-                    dcl["approval"] = {"state": approval[0], "by": approval[1]}
-                return
-        raise KeyError(tag)
+        dcl = self.declaration(tag)
+        dcl["predicted"] = {"list": list_, "headless": headless}
+        if approval:
+            dcl["approval"] = {"state": approval[0], "by": approval[1]}
 
-    def no_row(self, tag):
-        """mcpscope has no row for this declaration (its file is malformed as a whole)."""
-        for dcl in self.decls:
-            if dcl["tag"] == tag:
-                dcl["predicted"] = None
-                return
-        raise KeyError(tag)
-
-    def diverge(self, tag, modes, kind, reason):
-        self.divergences.append({"tag": tag, "modes": modes, "kind": kind, "reason": reason})
-
-    # -- runs --
-    def list_(self, exit_code, launched, listed):
-        self.runs.append(run("list", exit_code, launched, [lst(*x) for x in listed]))
+    # -- runs (list_ is NativeScenario's) --
 
     def get(self, name, exit_code, launched, listed):
         r = run("get", exit_code, launched, [gt(*x) for x in listed])
@@ -154,31 +127,6 @@ class Scenario:
                 entries.append(text(path, js(v)))
         return entries
 
-    def done(self):
-        for dcl in self.decls:
-            assert "predicted" in dcl, "%s: no prediction for %s" % (self.id, dcl["tag"])
-        assert [r["mode"] for r in self.runs] == ["list", "get", "headless"], self.id
-        s = {"id": self.id, "description": self.description, "behaviours": self.behaviours}
-        if self.cwd != ROOT:
-            s["cwd"] = self.cwd
-        if self.root != ROOT:
-            s["root"] = self.root
-        if self.env:
-            s["env"] = self.env
-        s["fixture"] = self.fixture()
-        s["declarations"] = self.decls
-        s["runs"] = self.runs
-        if self.divergences:
-            s["divergences"] = self.divergences
-        SCENARIOS.append(s)
-
-
-def run(mode, exit_code, launched, listed):
-    return {"mode": mode, "expect": {"exitCode": exit_code, "launched": sorted(launched), "listed": listed}}
-
-
-def lst(name, tag, status):
-    return {"name": name, "tag": tag, "status": status}
 
 
 def gt(name, tag, status, scope):

@@ -21,7 +21,8 @@ scopes: managed, project, ancestor, user, system).
 import json
 import sys
 
-from matrixlib import HOME, ROOT, SENTINEL, d, raw, symlink, text
+from matrixlib import (HOME, ROOT, SCENARIOS, SENTINEL, NativeScenario, d, lst, raw, run, symlink,
+                       text)
 
 CLIENT_VERSION = "0.163.0"
 HTTP_PORT = 18500
@@ -42,7 +43,6 @@ PROVIDER = ('model_providers.scopebox={name="scopebox",base_url="http://127.0.0.
 # the plugin marketplace, the apps and code-mode hosts).
 OFF = ["shell_snapshot", "plugins", "remote_plugin", "apps", "code_mode_host"]
 
-SCENARIOS = []
 E, D = "enabled", "disabled"
 
 
@@ -66,19 +66,9 @@ def trust(path, level="trusted"):
     return '[projects.%s]\ntrust_level = "%s"\n' % (toml_str(path), level)
 
 
-class Scenario:
-    """One fixture tree and its three runs; TOML files are built from tables in order."""
-
-    def __init__(self, id, description, behaviours):
-        self.id, self.description, self.behaviours = id, description, behaviours
-        self.decls = []
-        self.files = {}  # path -> list of TOML text chunks, or bytes
-        self.extra = []
-        self.cwd = ROOT
-        self.root = ROOT
-        self.env = {}
-        self.runs = []
-        self.divergences = []
+class Scenario(NativeScenario):
+    """One fixture tree and its three runs; TOML files (`files`: path -> list of TOML text
+    chunks, or bytes) are built from tables in order."""
 
     def server(self, scope, name, transport="stdio", path=None, extra=(), tag=None):
         tag = tag or tag_of(scope, name)
@@ -87,19 +77,10 @@ class Scenario:
                     "system": SYSTEM_TOML}[scope]
         lines = stdio_lines(tag, extra) if transport == "stdio" else http_lines(tag, extra)
         self.chunk(path, "[mcp_servers.%s]\n%s\n" % (name, "\n".join(lines)))
-        self.decls.append({"tag": tag, "name": name, "scope": scope, "transport": transport, "file": path})
-        return tag
-
-    def declare(self, tag, name, scope, transport, path):
-        """A declaration written by hand (raw files)."""
-        self.decls.append({"tag": tag, "name": name, "scope": scope, "transport": transport, "file": path})
-        return tag
+        return self.declare(tag, name, scope, transport, path)
 
     def chunk(self, path, chunk):
         self.files.setdefault(path, []).append(chunk)
-
-    def raw_file(self, path, data):
-        self.files[path] = data
 
     def predict(self, tag, list_, headless, get=None):
         """What mcpscope should say (`predictedLaunch`): `mcp list` contacts enabled http servers
@@ -108,24 +89,7 @@ class Scenario:
         if get is None:
             get = "listed" if list_ == "launch" else list_
         assert all(p in PREDICTIONS for p in (list_, get, headless)), (list_, get, headless)
-        for dcl in self.decls:
-            if dcl["tag"] == tag:
-                dcl["predicted"] = {"list": list_, "get": get, "headless": headless}
-                return
-        raise KeyError(tag)
-
-    def no_row(self, tag):
-        for dcl in self.decls:
-            if dcl["tag"] == tag:
-                dcl["predicted"] = None
-                return
-        raise KeyError(tag)
-
-    def diverge(self, tag, modes, kind, reason):
-        self.divergences.append({"tag": tag, "modes": modes, "kind": kind, "reason": reason})
-
-    def list_(self, exit_code, launched, listed):
-        self.runs.append(run("list", exit_code, launched, [lst(*x) for x in listed]))
+        self.declaration(tag)["predicted"] = {"list": list_, "get": get, "headless": headless}
 
     def get(self, name, exit_code, launched, listed):
         r = run("get", exit_code, launched, [lst(*x) for x in listed])
@@ -135,6 +99,24 @@ class Scenario:
     def headless(self, exit_code, launched):
         self.runs.append(run("headless", exit_code, launched, []))
 
+    def project_loaded(self, p1):
+        """The project file is read: its server `p1` is listed, shown by get, launched by exec."""
+        self.predict(p1, "listed", "launch")
+        self.list_(0, [], [("p1", p1, E)])
+        self.get("p1", 0, [], [("p1", p1, E)])
+        self.headless(1, [p1])
+        self.done()
+
+    def project_not_loaded(self, p1, u1):
+        """The project file is not read: get finds no `p1`; only the user's `u1` is listed and
+        launched."""
+        self.predict(p1, "not-read", "not-read")
+        self.predict(u1, "listed", "launch")
+        self.list_(0, [], [("u1", u1, E)])
+        self.get("p1", 1, [], [])
+        self.headless(1, [u1])
+        self.done()
+
     def fixture(self):
         entries = [d(ROOT)]
         entries += self.extra
@@ -143,31 +125,6 @@ class Scenario:
             entries.append(raw(path, v) if isinstance(v, bytes) else text(path, "\n".join(v)))
         return entries
 
-    def done(self):
-        for dcl in self.decls:
-            assert "predicted" in dcl, "%s: no prediction for %s" % (self.id, dcl["tag"])
-        assert [r["mode"] for r in self.runs] == ["list", "get", "headless"], self.id
-        s = {"id": self.id, "description": self.description, "behaviours": self.behaviours}
-        if self.cwd != ROOT:
-            s["cwd"] = self.cwd
-        if self.root != ROOT:
-            s["root"] = self.root
-        if self.env:
-            s["env"] = self.env
-        s["fixture"] = self.fixture()
-        s["declarations"] = self.decls
-        s["runs"] = self.runs
-        if self.divergences:
-            s["divergences"] = self.divergences
-        SCENARIOS.append(s)
-
-
-def run(mode, exit_code, launched, listed):
-    return {"mode": mode, "expect": {"exitCode": exit_code, "launched": sorted(launched), "listed": listed}}
-
-
-def lst(name, tag, status):
-    return {"name": name, "tag": tag, "status": status}
 
 
 def write():
@@ -326,42 +283,26 @@ s = Scenario("project-untrusted", "<root>/.codex/config.toml of a project with n
              ["project-needs-trust"])
 p1 = s.server("project", "p1")
 u1 = s.server("user", "u1")
-s.predict(p1, "not-read", "not-read"); s.predict(u1, "listed", "launch")
-s.list_(0, [], [("u1", u1, E)])
-s.get("p1", 1, [], [])
-s.headless(1, [u1])
-s.done()
+s.project_not_loaded(p1, u1)
 
 s = Scenario("project-trusted", "the user file trusts /work/proj: the project file is loaded (list shows it, exec runs "
              "it)", ["project-needs-trust", "exec-runs-enabled"])
 p1 = s.server("project", "p1")
 s.chunk(USER_TOML, trust(ROOT))
-s.predict(p1, "listed", "launch")
-s.list_(0, [], [("p1", p1, E)])
-s.get("p1", 0, [], [("p1", p1, E)])
-s.headless(1, [p1])
-s.done()
+s.project_loaded(p1)
 
 s = Scenario("project-marked-untrusted", "trust_level = \"untrusted\" for /work/proj: the project file is not loaded",
              ["project-needs-trust"])
 p1 = s.server("project", "p1")
 u1 = s.server("user", "u1")
 s.chunk(USER_TOML, trust(ROOT, "untrusted"))
-s.predict(p1, "not-read", "not-read"); s.predict(u1, "listed", "launch")
-s.list_(0, [], [("u1", u1, E)])
-s.get("p1", 1, [], [])
-s.headless(1, [u1])
-s.done()
+s.project_not_loaded(p1, u1)
 
 s = Scenario("project-trusted-by-system", "the trust entry is in /etc/codex/config.toml: honoured",
              ["project-needs-trust", "system-file"])
 p1 = s.server("project", "p1")
 s.chunk(SYSTEM_TOML, trust(ROOT))
-s.predict(p1, "listed", "launch")
-s.list_(0, [], [("p1", p1, E)])
-s.get("p1", 0, [], [("p1", p1, E)])
-s.headless(1, [p1])
-s.done()
+s.project_loaded(p1)
 
 s = Scenario("precedence-project-over-user", "the same name in a trusted project file and the user file: the project's "
              "table wins (its args fire)", ["precedence-project-over-user"])
@@ -522,11 +463,7 @@ s.cwd = s.root = LINK
 s.env = {"PWD": LINK}
 p1 = s.server("project", "p1")
 s.chunk(USER_TOML, trust(ROOT))
-s.predict(p1, "listed", "launch")
-s.list_(0, [], [("p1", p1, E)])
-s.get("p1", 0, [], [("p1", p1, E)])
-s.headless(1, [p1])
-s.done()
+s.project_loaded(p1)
 
 s = Scenario("root-symlink-trust-link", "cwd /work/link -> /work/proj, trusted only under the link spelling",
              ["root-symlink"])
@@ -536,11 +473,7 @@ s.env = {"PWD": LINK}
 p1 = s.server("project", "p1")
 u1 = s.server("user", "u1")
 s.chunk(USER_TOML, trust(LINK))
-s.predict(p1, "not-read", "not-read"); s.predict(u1, "listed", "launch")
-s.list_(0, [], [("u1", u1, E)])
-s.get("p1", 1, [], [])
-s.headless(1, [u1])
-s.done()
+s.project_not_loaded(p1, u1)
 
 # ---- exec details ----
 

@@ -1,5 +1,6 @@
-"""What the three matrix generators share (generate-claude-code.py, generate-vscode.py,
-generate-dsh.py): the canary registry, the fixture entry builders, the canary-named symlinks
+"""What the matrix generators share (generate-claude-code.py, generate-vscode.py,
+generate-dsh.py, and for the native matrices generate-native-claude-code.py and
+generate-native-codex.py): the canary registry, the fixture entry builders, the canary-named symlinks
 to the sentinel, the JSON fact builders, case assembly, and writing the matrix to stdout.
 
 The profile-specific parts (server sets, source and row facts, the cases themselves) stay in
@@ -139,3 +140,78 @@ def write(name):
     matrix = {"schemaVersion": 1, "name": name, "canaries": CANARIES, "cases": CASES}
     json.dump(matrix, sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")
+
+
+# ---- the native matrices (generate-native-claude-code.py, generate-native-codex.py) ----
+
+SCENARIOS = []
+
+
+class NativeScenario:
+    """What both native generators' scenarios share: one fixture tree, its declarations (each
+    with mcpscope's prediction), the three runs (list, get, headless) and any documented
+    divergences. Each generator's subclass adds how servers are written and predicted, and its
+    `fixture()`; `done()` checks the scenario and appends it to `SCENARIOS`."""
+
+    def __init__(self, id, description, behaviours):
+        self.id, self.description, self.behaviours = id, description, behaviours
+        self.decls = []
+        self.files = {}  # path -> what the subclass builds the file from, or bytes (as is)
+        self.extra = []  # other fixture entries (dirs, symlinks)
+        self.cwd = ROOT
+        self.root = ROOT
+        self.env = {}
+        self.runs = []
+        self.divergences = []
+
+    def declare(self, tag, name, scope, transport, path):
+        """Register a declaration (the subclass's `server` writes its file)."""
+        self.decls.append({"tag": tag, "name": name, "scope": scope, "transport": transport, "file": path})
+        return tag
+
+    def declaration(self, tag):
+        for dcl in self.decls:
+            if dcl["tag"] == tag:
+                return dcl
+        raise KeyError(tag)
+
+    def raw_file(self, path, data):
+        self.files[path] = data
+
+    def no_row(self, tag):
+        """mcpscope has no row for this declaration."""
+        self.declaration(tag)["predicted"] = None
+
+    def diverge(self, tag, modes, kind, reason):
+        self.divergences.append({"tag": tag, "modes": modes, "kind": kind, "reason": reason})
+
+    def list_(self, exit_code, launched, listed):
+        self.runs.append(run("list", exit_code, launched, [lst(*x) for x in listed]))
+
+    def done(self):
+        for dcl in self.decls:
+            assert "predicted" in dcl, "%s: no prediction for %s" % (self.id, dcl["tag"])
+        assert [r["mode"] for r in self.runs] == ["list", "get", "headless"], self.id
+        s = {"id": self.id, "description": self.description, "behaviours": self.behaviours}
+        if self.cwd != ROOT:
+            s["cwd"] = self.cwd
+        if self.root != ROOT:
+            s["root"] = self.root
+        if self.env:
+            s["env"] = self.env
+        s["fixture"] = self.fixture()
+        s["declarations"] = self.decls
+        s["runs"] = self.runs
+        if self.divergences:
+            s["divergences"] = self.divergences
+        SCENARIOS.append(s)
+
+
+def run(mode, exit_code, launched, listed):
+    """One native run's expectation: `mode` list, get or headless."""
+    return {"mode": mode, "expect": {"exitCode": exit_code, "launched": sorted(launched), "listed": listed}}
+
+
+def lst(name, tag, status):
+    """A row a native run is expected to list."""
+    return {"name": name, "tag": tag, "status": status}
