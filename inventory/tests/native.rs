@@ -142,18 +142,9 @@ fn judge_all(
     })
 }
 
-#[test]
-fn every_native_scenario_and_mode_passes_the_differential_judge() {
-    let m = matrix();
-    assert_eq!(m.scenarios.len(), 51);
-    let rows = all_rows(&m);
-    let verdicts = judge_all(&m, &rows, |_, run| run.expect.clone());
-    assert_eq!(verdicts.len(), 153);
-    let failed: Vec<&RunVerdict> = verdicts.iter().filter(|v| !v.passed()).collect();
-    assert!(failed.is_empty(), "{failed:#?}");
-
-    // What the note reports: agreements and every expected divergence.
-    let diverging: Vec<String> = verdicts
+/// Every expected divergence of `verdicts`, one line each (what the note reports).
+fn divergence_lines(verdicts: &[RunVerdict]) -> Vec<String> {
+    verdicts
         .iter()
         .flat_map(|v| {
             v.expected_divergences.iter().map(move |d| {
@@ -167,7 +158,21 @@ fn every_native_scenario_and_mode_passes_the_differential_judge() {
                 )
             })
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn every_native_scenario_and_mode_passes_the_differential_judge() {
+    let m = matrix();
+    assert_eq!(m.scenarios.len(), 51);
+    let rows = all_rows(&m);
+    let verdicts = judge_all(&m, &rows, |_, run| run.expect.clone());
+    assert_eq!(verdicts.len(), 153);
+    let failed: Vec<&RunVerdict> = verdicts.iter().filter(|v| !v.passed()).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+
+    // What the note reports: agreements and every expected divergence.
+    let diverging = divergence_lines(&verdicts);
     let agree = verdicts
         .iter()
         .filter(|v| v.expected_divergences.is_empty())
@@ -372,21 +377,7 @@ fn every_codex_scenario_and_mode_passes_the_differential_judge() {
     assert_eq!(verdicts.len(), 3 * m.scenarios.len());
     let failed: Vec<&RunVerdict> = verdicts.iter().filter(|v| !v.passed()).collect();
     assert!(failed.is_empty(), "{failed:#?}");
-    let diverging: Vec<String> = verdicts
-        .iter()
-        .flat_map(|v| {
-            v.expected_divergences.iter().map(move |d| {
-                format!(
-                    "{} {} {} {:?}: {}",
-                    v.scenario,
-                    v.mode.as_str(),
-                    d.tag,
-                    d.kind,
-                    d.reason
-                )
-            })
-        })
-        .collect();
+    let diverging = divergence_lines(&verdicts);
     eprintln!(
         "codex differential: {} of {} runs pass; {} named divergences:\n{}",
         verdicts.len(),

@@ -412,6 +412,11 @@ impl Copy {
             .unwrap_or_default())
     }
 
+    /// `name` of the first native run (`native_file` of `<first run>/<name>`).
+    fn native_first_run_file(&self, name: &str) -> Result<String, String> {
+        self.native_file(&format!("{}/{name}", self.native_first_run()?))
+    }
+
     fn native_first_run(&self) -> Result<String, String> {
         self.native_runs()?
             .into_iter()
@@ -1871,8 +1876,7 @@ fn native_mutations() -> Vec<Mutation> {
             "a native run's client.json exit code changed, judgement recomputed, digests updated",
             true,
             |c| {
-                let dir = c.native_first_run()?;
-                let record = c.native_file(&format!("{dir}/client.json"))?;
+                let record = c.native_first_run_file("client.json")?;
                 c.edit_listed(&record, |r| {
                     let code = r["exitCode"].as_i64().unwrap_or(0);
                     r["exitCode"] = (if code == 0 { 1 } else { 0 }).into();
@@ -1901,8 +1905,7 @@ fn native_mutations() -> Vec<Mutation> {
             "the client's witness record of a native run shows an exec of /bin/sh, judgement recomputed, digests updated",
             true,
             |c| {
-                let dir = c.native_first_run()?;
-                let rel = c.native_file(&format!("{dir}/witness.json"))?;
+                let rel = c.native_first_run_file("witness.json")?;
                 c.edit_listed(&rel, |w| {
                     let seq = w["events"].as_array().and_then(|e| e.last()).and_then(|e| e["seq"].as_u64()).unwrap_or(0);
                     if let Some(events) = w["events"].as_array_mut() {
@@ -1956,8 +1959,7 @@ fn native_mutations() -> Vec<Mutation> {
             "a byte appended to a native run's client.stdout, nothing re-listed",
             false,
             |c| {
-                let dir = c.native_first_run()?;
-                let rel = c.native_file(&format!("{dir}/client.stdout"))?;
+                let rel = c.native_first_run_file("client.stdout")?;
                 let mut bytes = c.read(&rel)?;
                 bytes.push(b'\n');
                 c.write(&rel, &bytes)
