@@ -188,17 +188,7 @@ fn machine_failures(
             serde_json::Value::Array(items) if items.len() == 1 => &items[0],
             other => other,
         };
-        let prefix = format!("{}=", layout::ENGINE_MACHINE_ENV);
-        let told: Vec<&str> = doc
-            .pointer("/Config/Env")
-            .and_then(|v| v.as_array())
-            .map(|env| {
-                env.iter()
-                    .filter_map(|e| e.as_str())
-                    .filter_map(|e| e.strip_prefix(prefix.as_str()))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let told = env_values(doc, layout::ENGINE_MACHINE_ENV);
         let engine_machine = Platform::from_machine(&run.engine_architecture)
             .map(|p| p.machine())
             .unwrap_or(run.engine_architecture.as_str());
@@ -209,17 +199,7 @@ fn machine_failures(
             ));
         }
         // Which share of the matrix it was told to run: none when one container ran it all.
-        let prefix = format!("{SHARD_ENV}=");
-        let told: Vec<&str> = doc
-            .pointer("/Config/Env")
-            .and_then(|v| v.as_array())
-            .map(|env| {
-                env.iter()
-                    .filter_map(|e| e.as_str())
-                    .filter_map(|e| e.strip_prefix(prefix.as_str()))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let told = env_values(doc, SHARD_ENV);
         let want = Shard {
             index: p.shard,
             of: run.shard_count(),
@@ -251,4 +231,19 @@ fn policy_difference(a: &BoundaryPolicy, b: &BoundaryPolicy) -> String {
         .map(|(k, _)| k.as_str())
         .collect();
     format!("{} differ", fields.join(", "))
+}
+
+/// The values the container inspection's `Config.Env` gives `name` (every `name=` entry).
+fn env_values<'a>(inspect: &'a serde_json::Value, name: &str) -> Vec<&'a str> {
+    let prefix = format!("{name}=");
+    inspect
+        .pointer("/Config/Env")
+        .and_then(|v| v.as_array())
+        .map(|env| {
+            env.iter()
+                .filter_map(|e| e.as_str())
+                .filter_map(|e| e.strip_prefix(prefix.as_str()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
