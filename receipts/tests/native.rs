@@ -4,6 +4,7 @@
 //! judgement or pin) is rejected by the named check, through the binary, with the report
 //! escaped; the native part's bounds hold.
 
+use crate::synthetic::Writer;
 use crate::util::{edit_json, relist, tempdir, verify_bin};
 use scopebox_receipts::verify::{verify_dir, VerifyOptions};
 use scopebox_schema::digest::sha256_hex;
@@ -11,29 +12,6 @@ use scopebox_schema::platform::Platform;
 use scopebox_schema::receipt::{Receipt, MATRIX_FILE, RECEIPT_FILE};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// Files written below a bundle and their digests (for `files`).
-struct Writer<'a> {
-    dir: &'a Path,
-    files: BTreeMap<String, String>,
-}
-
-impl Writer<'_> {
-    fn put(&mut self, rel: &str, bytes: &[u8]) -> std::io::Result<String> {
-        let path = self.dir.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap())?;
-        std::fs::write(&path, bytes)?;
-        let digest = sha256_hex(bytes);
-        self.files.insert(rel.to_string(), digest.clone());
-        Ok(digest)
-    }
-
-    fn put_json<T: serde::Serialize>(&mut self, rel: &str, value: &T) -> std::io::Result<String> {
-        let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
-        bytes.push(b'\n');
-        self.put(rel, &bytes)
-    }
-}
 
 pub(crate) fn native_bundle(tmp: &Path) -> PathBuf {
     let dir = tmp.join("bundle");

@@ -295,13 +295,14 @@ fn adversarial_records(
     (record, stdout, witness)
 }
 
-struct Writer<'a> {
-    dir: &'a Path,
-    files: BTreeMap<String, String>,
+/// Files written below a bundle and their digests (for `files`).
+pub(crate) struct Writer<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) files: BTreeMap<String, String>,
 }
 
 impl Writer<'_> {
-    fn put(&mut self, rel: &str, bytes: &[u8]) -> std::io::Result<String> {
+    pub(crate) fn put(&mut self, rel: &str, bytes: &[u8]) -> std::io::Result<String> {
         let path = self.dir.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
@@ -312,7 +313,11 @@ impl Writer<'_> {
         Ok(digest)
     }
 
-    fn put_json<T: serde::Serialize>(&mut self, rel: &str, value: &T) -> std::io::Result<String> {
+    pub(crate) fn put_json<T: serde::Serialize>(
+        &mut self,
+        rel: &str,
+        value: &T,
+    ) -> std::io::Result<String> {
         let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
         bytes.push(b'\n');
         self.put(rel, &bytes)
