@@ -5,6 +5,14 @@
 use super::*;
 use crate::native_sample::{sample, Sample};
 
+/// Each listed row as (name, tag, status).
+fn name_tag_status(listed: &[Listed]) -> Vec<(&str, Option<&str>, &str)> {
+    listed
+        .iter()
+        .map(|l| (l.name.as_str(), l.tag.as_deref(), l.status.as_str()))
+        .collect()
+}
+
 fn scenario_run<'a>(m: &'a NativeMatrix, id: &str, mode: Mode) -> (&'a Scenario, &'a Run) {
     let s = m.scenarios.iter().find(|s| s.id == id).unwrap();
     (s, s.runs.iter().find(|r| r.mode == mode).unwrap())
@@ -107,10 +115,7 @@ fn list_lines_are_read_as_observe_py_reads_them() {
         p,
     );
     assert!(problems.is_empty());
-    let got: Vec<(&str, Option<&str>, &str)> = listed
-        .iter()
-        .map(|l| (l.name.as_str(), l.tag.as_deref(), l.status.as_str()))
-        .collect();
+    let got = name_tag_status(&listed);
     assert_eq!(
         got,
         [
@@ -624,10 +629,7 @@ fn codex_json_listings_give_name_tag_and_status() {
         {"name":"x","enabled":false,"disabled_reason":"requirements",
         "transport":{"type":"stdio","args":[]}}, 7]"#;
     let (listed, problems) = codex_listed(Mode::List, list.as_bytes(), p);
-    let got: Vec<(&str, Option<&str>, &str)> = listed
-        .iter()
-        .map(|l| (l.name.as_str(), l.tag.as_deref(), l.status.as_str()))
-        .collect();
+    let got = name_tag_status(&listed);
     assert_eq!(
         got,
         [
