@@ -32,7 +32,7 @@ use crate::exit::{CommandError, Outcome};
 use crate::image::{self, Extra, ExtraPayload, Recipe};
 use crate::progress::Progress;
 use crate::receipt::{self, write_file};
-use crate::run::{self as evidence_run, describe, lifecycle, owner_is_live, sweep_stale, Plan};
+use crate::run::{self as evidence_run, lifecycle, owner_is_live, sweep_stale, Plan};
 use crate::toolchain;
 use clap::Args;
 use scopebox_schema::digest::sha256_hex;
@@ -531,6 +531,27 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         .map(|p| p.machine())
         .unwrap_or(&info.architecture);
     let shards = args.shards.clamp(1, inputs.matrix.scenarios.len().max(1));
+    // Where each container's /evidence and outer records go. One shard: the container's
+    // /evidence is the bundle's; several: each shard's is extracted outside the bundle and
+    // merged below; the first shard's outer records are the platform's, the others' are checked
+    // here (the receipt layout has one container per platform) and not kept.
+    let platform_out = out.join(&pdir);
+    let evidence_dir = platform_out.join(EVIDENCE_DIR);
+    let shard_tmp = tempfile::tempdir().map_err(CommandError::Runtime)?;
+    let places: Vec<(PathBuf, PathBuf)> = (0..shards)
+        .map(|i| {
+            if shards == 1 {
+                return (platform_out.clone(), evidence_dir.clone());
+            }
+            let d = shard_tmp.path().join(i.to_string());
+            let outer = if i == 0 {
+                platform_out.clone()
+            } else {
+                d.clone()
+            };
+            (outer, d.join(EVIDENCE_DIR))
+        })
+        .collect();
     let plans: Vec<Plan> = (0..shards)
         .map(|i| {
             let mut names = Names::for_platform(&run_id, platform);
@@ -566,7 +587,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
                 deadline: Duration::from_secs(args.deadline),
                 keep_on_failure: false,
                 origin: tokio::time::Instant::from_std(clock),
-                evidence_dest: None,
+                evidence_dest: Some(places[i].1.clone()),
             }
         })
         .collect();
@@ -621,35 +642,11 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         eprintln!();
     }
 
-    let platform_out = out.join(&pdir);
-    let evidence_dir = platform_out.join(EVIDENCE_DIR);
     let mut problems: Vec<String> = Vec::new();
     let mut shard_evidence = Vec::new();
-    let shard_tmp = tempfile::tempdir().map_err(CommandError::Runtime)?;
-    for (i, rec) in records.iter_mut().enumerate() {
-        // One shard: the container's /evidence is the bundle's; several: each apart, merged below.
-        // Several: each shard's /evidence is extracted outside the bundle and merged below; the
-        // first shard's outer records are the platform's, the others' are checked here (the
-        // receipt layout has one container per platform) and not kept.
-        let (outer_dir, dest) = if shards == 1 {
-            (platform_out.clone(), evidence_dir.clone())
-        } else {
-            let d = shard_tmp.path().join(i.to_string());
-            let outer = if i == 0 {
-                platform_out.clone()
-            } else {
-                d.clone()
-            };
-            (outer, d.join(EVIDENCE_DIR))
-        };
-        if let Some(tar) = rec.evidence.take() {
-            let extracted = std::fs::create_dir_all(&dest)
-                .map_err(|e| e.to_string())
-                .and_then(|()| crate::evidence::extract(&tar, &dest).map_err(|e| describe(&e)));
-            if let Err(problem) = extracted {
-                rec.errors.push(problem);
-            }
-        }
+    for ((i, rec), (outer_dir, dest)) in records.iter_mut().enumerate().zip(places) {
+        // The lifecycle extracted the container's /evidence into `dest` (a problem is in its
+        // errors).
         let execution = receipt::execution(rec, args.deadline, pack_ms, image_ms);
         receipt::write_outer(&outer_dir, rec, &execution)?;
         let name = if shards == 1 {

@@ -93,7 +93,10 @@ pub struct Record {
     pub interrupted: bool,
     /// We killed the container (deadline, wait failure or Ctrl-C).
     pub killed: bool,
-    /// The engine's tar of `/evidence`.
+    /// `/evidence` was copied out of the container (and, with `Plan::evidence_dest`,
+    /// extracted there: a failed extraction is in `errors`).
+    pub exported: bool,
+    /// The engine's tar of `/evidence`, when the plan names no destination to extract it to.
     pub evidence: Option<Vec<u8>>,
     pub container_inspect: Option<Vec<u8>>,
     pub image_inspect: Option<Vec<u8>>,
@@ -118,6 +121,7 @@ impl Default for Record {
             timed_out: false,
             interrupted: false,
             killed: false,
+            exported: false,
             evidence: None,
             container_inspect: None,
             image_inspect: None,
@@ -155,7 +159,7 @@ impl Record {
             || self.timed_out
             || self.interrupted
             || self.exit_code != Some(0)
-            || self.evidence.is_none()
+            || !self.exported
     }
 }
 
@@ -359,6 +363,7 @@ async fn steps<E: Engine, W: Write>(
     };
     match exported {
         Ok(tar) => {
+            rec.exported = true;
             rec.log(plan, EventKind::EvidenceExported);
             match &plan.evidence_dest {
                 Some(dest) => {
@@ -755,11 +760,13 @@ mod tests {
             ("summary.json", b"{}"),
             ("cases/a/stdout", b"out"),
         ]));
-        let mut p = plan(false);
+        // With --keep-on-failure: a clean run is no failure, so nothing is kept.
+        let mut p = plan(true);
         p.evidence_dest = Some(dest.clone());
         let rec = go(&fake, &p).await;
         assert!(rec.errors.is_empty(), "{:?}", rec.errors);
         assert!(rec.evidence.is_none(), "extracted, not kept");
+        assert!(rec.exported && !rec.failed() && !rec.kept, "{rec:?}");
         assert_eq!(std::fs::read(dest.join("summary.json")).unwrap(), b"{}");
         assert_eq!(std::fs::read(dest.join("cases/a/stdout")).unwrap(), b"out");
         removed_everything(&fake, &rec);

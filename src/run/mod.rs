@@ -906,18 +906,9 @@ fn finish_platform(
     (deadline, pack_ms, image_ms): (u64, u64, u64),
 ) -> Result<Finished, receipt::ReceiptError> {
     let mut containers: Vec<(Record, Execution)> = Vec::new();
-    for (index, mut rec) in records.into_iter().enumerate() {
+    for (index, rec) in records.into_iter().enumerate() {
+        // The lifecycle extracted its /evidence into the bundle (`Plan::evidence_dest`).
         let dir = receipt::container_dir(out, inputs.platform, index);
-        // Only what the lifecycle did not extract itself.
-        if let Some(tar) = rec.evidence.take() {
-            let dest = dir.join(EVIDENCE_DIR);
-            let extracted = std::fs::create_dir_all(&dest)
-                .map_err(|e| e.to_string())
-                .and_then(|()| crate::evidence::extract(&tar, &dest).map_err(|e| describe(&e)));
-            if let Err(problem) = extracted {
-                rec.errors.push(problem);
-            }
-        }
         let execution = receipt::execution(&rec, deadline, pack_ms, image_ms);
         receipt::write_outer(&dir, &rec, &execution)?;
         containers.push((rec, execution));
