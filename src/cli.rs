@@ -283,7 +283,7 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
                 Some(i) => given.swap_remove(i),
                 None => {
                     if !built {
-                        eprintln!("scopebox: {}", crate::toolchain::BUILDING);
+                        eprintln!("scopebox: {}", crate::toolchain::building());
                         crate::toolchain::build_shipped(&root).await?;
                         built = true;
                     }
@@ -341,7 +341,7 @@ async fn build(args: BuildArgs) -> Result<Outcome, CommandError> {
     let root = crate::shipped::source_root()?;
     let work = async {
         let mut built = Vec::new();
-        eprintln!("scopebox: {}", crate::toolchain::BUILDING);
+        eprintln!("scopebox: {}", crate::toolchain::building());
         // Exactly the invocation `run` makes: every shipped binary of every platform.
         crate::toolchain::build_shipped(&root).await?;
         for platform in &selection.platforms {

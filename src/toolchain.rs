@@ -86,9 +86,16 @@ pub fn static_rustflags(platform: Platform) -> &'static str {
     }
 }
 
-/// What `build_shipped` says it does, for the progress line.
-pub const BUILDING: &str =
-    "building mcpscope, scopebox-harness (static: x86_64-unknown-linux-gnu, aarch64-unknown-linux-musl)";
+/// What `build_shipped` says it does, for the progress line: the packages and every target.
+pub fn building() -> String {
+    let targets: Vec<&str> = Platform::ALL.iter().map(|p| p.rust_target()).collect();
+    format!(
+        "building {}, {} (static: {})",
+        CANDIDATE_PACKAGE,
+        HARNESS_PACKAGE,
+        targets.join(", ")
+    )
+}
 
 /// Every binary the images carry (`mcpscope` and the harness), for every platform, in one
 /// cargo invocation: `pack`, `build`, `run` and `native` all come here, so a binary's bytes

@@ -429,7 +429,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         let mut given = given;
         // One invocation for every binary of every platform (a given candidate's platform
         // still gets the harness, and every image the witness of every machine).
-        eprintln!("scopebox: {}", toolchain::BUILDING);
+        eprintln!("scopebox: {}", toolchain::building());
         toolchain::build_shipped(&root).await?;
         // Each platform's candidate packed (compressed) on a thread of its own.
         let given_per_platform: Vec<Option<Candidate>> = covered
