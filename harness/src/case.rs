@@ -6,6 +6,7 @@
 //! harness's own I/O failures are errors. This module must never decide a verdict itself —
 //! `judge::judge` does — and never lets a process it started outlive its deadline.
 
+use crate::journal::Journal;
 use crate::watch::{self, KernelWatch, Watch};
 use crate::{fixture, written, HarnessError, IoContext, Layout};
 use scopebox_schema::digest::sha256_hex;
@@ -89,9 +90,29 @@ pub fn run_watched(
 }
 
 fn capture(
+    cmd: Command,
+    deadline: Duration,
+    after_exit: &mut dyn FnMut(),
+) -> std::io::Result<Captured> {
+    capture_by(cmd, deadline, after_exit, Waiting::Pidfd)
+}
+
+/// How `capture` learns that the process exited while it drains the pipes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waiting {
+    /// A pidfd in the same `poll` as the pipes (`capture_polled`).
+    Pidfd,
+    /// A thread per pipe and one blocked in `wait` (`capture_threaded`): what `Pidfd` falls
+    /// back to where the kernel has no pidfds (before 5.3); asked for directly only by tests.
+    #[cfg_attr(not(test), allow(dead_code))]
+    Threads,
+}
+
+fn capture_by(
     mut cmd: Command,
     deadline: Duration,
     after_exit: &mut dyn FnMut(),
+    waiting: Waiting,
 ) -> std::io::Result<Captured> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -99,9 +120,161 @@ fn capture(
         .process_group(0);
     let start = Instant::now();
     let mut child = cmd.spawn()?;
+    let out = child.stdout.take().expect("stdout is piped");
+    let err = child.stderr.take().expect("stderr is piped");
+    let pidfd = match waiting {
+        Waiting::Pidfd => rustix::process::pidfd_open(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::PidfdFlags::empty(),
+        )
+        .ok(),
+        Waiting::Threads => None,
+    };
+    match pidfd {
+        Some(exit) => capture_polled(child, out, err, exit, start, deadline, after_exit),
+        None => capture_threaded(child, out, err, start, deadline, after_exit),
+    }
+}
+
+/// The capture on this thread alone: both pipes and the child's pidfd in one `poll` until the
+/// child exits or the deadline passes. No thread is started per run: under qemu-user every
+/// thread a process ever started stays in the emulator's memory, so a runner starting three
+/// per case grew by most of a megabyte per case, and each later fork copied all of it.
+fn capture_polled(
+    mut child: std::process::Child,
+    out: std::process::ChildStdout,
+    err: std::process::ChildStderr,
+    exit: std::os::fd::OwnedFd,
+    start: Instant,
+    deadline: Duration,
+    after_exit: &mut dyn FnMut(),
+) -> std::io::Result<Captured> {
+    use std::os::fd::AsRawFd;
     let pid = child.id();
-    let mut out = child.stdout.take().expect("stdout is piped");
-    let mut err = child.stderr.take().expect("stderr is piped");
+    let mut streams = [Stream::new(out.into()), Stream::new(err.into())];
+    let mut timed_out = false;
+    loop {
+        let remaining = deadline.saturating_sub(start.elapsed());
+        if remaining.is_zero() && !timed_out {
+            // The child itself too: it may have left its group (setsid), and until it is
+            // reaped its pid cannot name anything else.
+            kill_child(pid);
+            kill_group(pid);
+            timed_out = true;
+        }
+        let mut fds = [
+            poll_in(exit.as_raw_fd()),
+            poll_in(streams[0].fd()),
+            poll_in(streams[1].fd()),
+        ];
+        let wait_ms = if timed_out {
+            -1
+        } else {
+            remaining.as_millis().clamp(1, i32::MAX as u128) as i32
+        };
+        // SAFETY: three valid pollfds (a negative fd is skipped).
+        if unsafe { libc::poll(fds.as_mut_ptr(), 3, wait_ms) } < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        for (stream, fd) in streams.iter_mut().zip(&fds[1..]) {
+            if fd.revents != 0 {
+                stream.read_once(pid)?;
+            }
+        }
+        if fds[0].revents != 0 {
+            break;
+        }
+    }
+    let status = child.wait()?;
+    let duration = start.elapsed();
+    // As in `capture_threaded`: the sweep first, then the group, then the pipes to their end.
+    after_exit();
+    kill_group(pid);
+    for stream in &mut streams {
+        while stream.fd() >= 0 {
+            stream.read_once(pid)?;
+        }
+    }
+    let [stdout, stderr] = streams.map(|s| s.buf);
+    Ok(Captured {
+        exit_code: status.code(),
+        signal: status.signal(),
+        timed_out,
+        duration,
+        stdout,
+        stderr,
+    })
+}
+
+fn poll_in(fd: std::os::fd::RawFd) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
+}
+
+/// One captured output stream of `capture_polled`: the pipe until its end, and what it gave.
+struct Stream {
+    pipe: Option<std::fs::File>,
+    buf: Vec<u8>,
+    killed: bool,
+}
+
+impl Stream {
+    fn new(pipe: std::os::fd::OwnedFd) -> Stream {
+        Stream {
+            pipe: Some(pipe.into()),
+            buf: Vec::new(),
+            killed: false,
+        }
+    }
+
+    /// The pipe's fd, or -1 once it ended (poll skips it).
+    fn fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.pipe.as_ref().map_or(-1, |p| p.as_raw_fd())
+    }
+
+    /// One read (it blocks only when nothing is ready: after the sweep, or when poll said so).
+    /// Past `CAPTURE_LIMIT` the group is killed once and the rest is read and dropped.
+    fn read_once(&mut self, pid: u32) -> std::io::Result<()> {
+        let Some(pipe) = &mut self.pipe else {
+            return Ok(());
+        };
+        let mut chunk = [0u8; 64 * 1024];
+        let n = match pipe.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            self.pipe = None;
+            return Ok(());
+        }
+        let room = CAPTURE_LIMIT - self.buf.len();
+        self.buf.extend_from_slice(&chunk[..n.min(room)]);
+        if n > room && !self.killed {
+            kill_group(pid);
+            self.killed = true;
+        }
+        Ok(())
+    }
+}
+
+fn capture_threaded(
+    mut child: std::process::Child,
+    mut out: std::process::ChildStdout,
+    mut err: std::process::ChildStderr,
+    start: Instant,
+    deadline: Duration,
+    after_exit: &mut dyn FnMut(),
+) -> std::io::Result<Captured> {
+    let pid = child.id();
     // Both pipes are drained concurrently: a child filling one while we block on the other
     // would deadlock.
     let out_reader = std::thread::spawn(move || read_capped(&mut out, pid));
@@ -115,6 +288,7 @@ fn capture(
     let timed_out = match done_rx.recv_timeout(deadline) {
         Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => false,
         Err(mpsc::RecvTimeoutError::Timeout) => {
+            kill_child(pid);
             kill_group(pid);
             true
         }
@@ -167,6 +341,12 @@ fn read_capped(pipe: &mut impl Read, pid: u32) -> std::io::Result<Vec<u8>> {
             kill_group(pid);
             killed = true;
         }
+    }
+}
+
+fn kill_child(pid: u32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
     }
 }
 
@@ -315,11 +495,17 @@ pub fn run_under(
     })
 }
 
-/// Writes `cases/<id>/{stdout,stderr,record.json,witness.json}` below the evidence directory.
-pub fn write_outcome(layout: &Layout, outcome: &CaseOutcome) -> Result<(), HarnessError> {
+/// Appends `cases/<id>/{witness.json,stdout,stderr,record.json}` to the case journal.
+pub fn write_outcome(journal: &mut Journal, outcome: &CaseOutcome) -> Result<(), HarnessError> {
     use scopebox_schema::evidence::CASES_DIR;
-    let dir = layout.evidence_dir.join(CASES_DIR).join(&outcome.record.id);
-    write_run(&dir, outcome)
+    journal.append_outcome(&format!("{CASES_DIR}/{}", outcome.record.id), outcome)
+}
+
+/// A record as every evidence file spells it: pretty JSON ending in a newline.
+pub fn pretty_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    let mut json = serde_json::to_vec_pretty(value).expect("records serialize");
+    json.push(b'\n');
+    json
 }
 
 /// Writes `stdout`, `stderr`, `record.json` and `witness.json` of a run into `dir`.
@@ -327,21 +513,16 @@ pub fn write_run(dir: &Path, outcome: &CaseOutcome) -> Result<(), HarnessError> 
     use scopebox_schema::evidence::{RECORD_FILE, STDERR_FILE, STDOUT_FILE};
     use scopebox_schema::witness::WITNESS_FILE;
     std::fs::create_dir_all(dir).at("create", dir)?;
-    if let Some(w) = &outcome.witness {
-        let mut json = serde_json::to_vec_pretty(w).expect("records serialize");
-        json.push(b'\n');
-        let p = dir.join(WITNESS_FILE);
-        std::fs::write(&p, json).at("write", &p)?;
-    }
     let write = |name: &str, bytes: &[u8]| {
         let p = dir.join(name);
         std::fs::write(&p, bytes).at("write", &p)
     };
+    if let Some(w) = &outcome.witness {
+        write(WITNESS_FILE, &pretty_json(w))?;
+    }
     write(STDOUT_FILE, &outcome.stdout)?;
     write(STDERR_FILE, &outcome.stderr)?;
-    let mut json = serde_json::to_vec_pretty(&outcome.record).expect("records serialize");
-    json.push(b'\n');
-    write(RECORD_FILE, &json)
+    write(RECORD_FILE, &pretty_json(&outcome.record))
 }
 
 #[cfg(test)]
@@ -354,66 +535,139 @@ mod tests {
         c
     }
 
+    /// `make`'s command captured both ways, each result with the way it was waited for.
+    fn both_ways(
+        make: impl Fn() -> Command,
+        deadline: Duration,
+    ) -> Vec<(Waiting, std::io::Result<Captured>)> {
+        [Waiting::Pidfd, Waiting::Threads]
+            .into_iter()
+            .map(|w| (w, capture_by(make(), deadline, &mut || {}, w)))
+            .collect()
+    }
+
     #[test]
     fn both_streams_are_captured_in_full() {
         // More than a pipe buffer on each stream, interleaved: a sequential reader deadlocks.
-        let c = run_captured(
-            sh("i=0; while [ $i -lt 3000 ]; do echo out-line-$i; echo err-line-$i >&2; i=$((i+1)); done; exit 3"),
-            Duration::from_secs(60),
-        )
-        .unwrap();
-        assert_eq!(c.exit_code, Some(3));
-        assert_eq!(c.signal, None);
-        assert!(!c.timed_out);
-        assert_eq!(c.stdout.iter().filter(|&&b| b == b'\n').count(), 3000);
-        assert_eq!(c.stderr.iter().filter(|&&b| b == b'\n').count(), 3000);
-        assert!(c.stdout.ends_with(b"out-line-2999\n"));
-        assert!(c.stderr.starts_with(b"err-line-0\n"));
+        let script = "i=0; while [ $i -lt 3000 ]; do echo out-line-$i; echo err-line-$i >&2; i=$((i+1)); done; exit 3";
+        for (w, c) in both_ways(|| sh(script), Duration::from_secs(60)) {
+            let c = c.unwrap();
+            assert_eq!(c.exit_code, Some(3), "{w:?}");
+            assert_eq!(c.signal, None, "{w:?}");
+            assert!(!c.timed_out, "{w:?}");
+            assert_eq!(
+                c.stdout.iter().filter(|&&b| b == b'\n').count(),
+                3000,
+                "{w:?}"
+            );
+            assert_eq!(
+                c.stderr.iter().filter(|&&b| b == b'\n').count(),
+                3000,
+                "{w:?}"
+            );
+            assert!(c.stdout.ends_with(b"out-line-2999\n"), "{w:?}");
+            assert!(c.stderr.starts_with(b"err-line-0\n"), "{w:?}");
+        }
     }
 
     #[test]
     fn the_deadline_kills_the_process_group() {
         // The child sleeps; a grandchild holds stdout open. Both must die at the deadline,
         // or reading stdout to its end would never return.
-        let c = run_captured(
-            sh("sleep 30 & sleep 30; echo never"),
-            Duration::from_millis(200),
-        )
-        .unwrap();
-        assert!(c.timed_out);
-        assert_eq!(c.exit_code, None);
-        assert_eq!(c.signal, Some(9));
-        assert!(c.stdout.is_empty());
+        let script = "sleep 30 & sleep 30; echo never";
+        for (w, c) in both_ways(|| sh(script), Duration::from_millis(200)) {
+            let c = c.unwrap();
+            assert!(c.timed_out, "{w:?}");
+            assert_eq!(c.exit_code, None, "{w:?}");
+            assert_eq!(c.signal, Some(9), "{w:?}");
+            assert!(c.stdout.is_empty(), "{w:?}");
+        }
+    }
+
+    #[test]
+    fn a_process_that_left_its_group_still_dies_at_the_deadline() {
+        // It moves itself into the test's own group, out of the one the group kill names; only
+        // the kill by pid reaches it (without it: exit 0 after 30 s, no signal).
+        let script = "import os, time\nos.setpgid(0, os.getpgid(os.getppid()))\ntime.sleep(30)";
+        let python = || {
+            let mut c = Command::new("python3");
+            c.arg("-c").arg(script);
+            c
+        };
+        for (w, c) in both_ways(python, Duration::from_millis(300)) {
+            let c = c.unwrap();
+            assert!(c.timed_out, "{w:?}");
+            assert_eq!(
+                c.signal,
+                Some(9),
+                "{w:?}: {:?}",
+                String::from_utf8_lossy(&c.stderr)
+            );
+        }
     }
 
     #[test]
     fn endless_output_is_cut_at_the_capture_limit_by_killing_the_writer() {
-        let c = run_captured(sh("exec cat /dev/zero"), Duration::from_secs(600)).unwrap();
-        assert_eq!(c.stdout.len(), CAPTURE_LIMIT);
-        assert_eq!(c.signal, Some(9));
-        assert!(!c.timed_out);
+        for (w, c) in both_ways(|| sh("exec cat /dev/zero"), Duration::from_secs(600)) {
+            let c = c.unwrap();
+            assert_eq!(c.stdout.len(), CAPTURE_LIMIT, "{w:?}");
+            assert_eq!(c.signal, Some(9), "{w:?}");
+            assert!(!c.timed_out, "{w:?}");
+        }
     }
 
     #[test]
     fn a_process_that_finishes_is_not_timed_out() {
-        let c = run_captured(sh("printf hi"), Duration::from_secs(60)).unwrap();
-        assert!(!c.timed_out);
-        assert_eq!(c.exit_code, Some(0));
-        assert_eq!(c.stdout, b"hi");
+        for (w, c) in both_ways(|| sh("printf hi"), Duration::from_secs(60)) {
+            let c = c.unwrap();
+            assert!(!c.timed_out, "{w:?}");
+            assert_eq!(c.exit_code, Some(0), "{w:?}");
+            assert_eq!(c.stdout, b"hi", "{w:?}");
+        }
     }
 
     #[test]
     fn stdin_is_null() {
-        let c = run_captured(sh("cat; echo done"), Duration::from_secs(60)).unwrap();
-        assert!(!c.timed_out);
-        assert_eq!(c.stdout, b"done\n");
+        for (w, c) in both_ways(|| sh("cat; echo done"), Duration::from_secs(60)) {
+            let c = c.unwrap();
+            assert!(!c.timed_out, "{w:?}");
+            assert_eq!(c.stdout, b"done\n", "{w:?}");
+        }
     }
 
     #[test]
     fn a_missing_program_is_an_error() {
-        let err =
-            run_captured(Command::new("/nonexistent/prog"), Duration::from_secs(1)).unwrap_err();
-        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+        for (w, c) in both_ways(|| Command::new("/nonexistent/prog"), Duration::from_secs(1)) {
+            assert_eq!(c.unwrap_err().kind(), std::io::ErrorKind::NotFound, "{w:?}");
+        }
+    }
+
+    /// Live threads of this process named like the calling one: a thread inherits the name of
+    /// the thread that started it, and the test harness names each test's thread after the
+    /// test, so other tests' threads are not counted.
+    fn threads_like_this_one() -> usize {
+        let me = std::fs::read_to_string("/proc/thread-self/comm").unwrap();
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .flatten()
+            .filter(|t| std::fs::read_to_string(t.path().join("comm")).ok().as_ref() == Some(&me))
+            .count()
+    }
+
+    #[test]
+    fn no_thread_is_started_per_capture_where_pidfds_exist() {
+        let counted = |waiting| {
+            let mut during = 0;
+            let mut count = || during = threads_like_this_one();
+            // A straggler holds stdout open past the exit (the group kill ends it after).
+            let script = "(sleep 30; echo late) & printf x";
+            let c = capture_by(sh(script), Duration::from_secs(60), &mut count, waiting);
+            assert_eq!(c.unwrap().stdout, b"x");
+            during
+        };
+        // Once the process exited: this thread alone, or it and the two blocked pipe readers.
+        assert_eq!(counted(Waiting::Pidfd), 1);
+        assert_eq!(counted(Waiting::Threads), 3);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! scopebox-harness: everything that happens inside the evidence container. The runner
 //! (`run`) observes its own boundary (`boundary`), proves the sentinel check works (`controls`),
 //! lays out each case's fixture tree and walks it (`fixture`), runs the candidate under a
-//! deadline and records what happened (`case`), and writes the `/evidence` tree. Every case and
+//! deadline and records what happened (`case`), and writes the `/evidence` tree (each case's files appended to one stream, `journal`). Every case and
 //! control runs in a window of the kernel witness (`supervisor`, the `scopebox-witness` binary,
 //! over the filter of `seccomp`; the runner's side is `watch`), and the hostile stand-ins the
 //! adversarial controls run are `hostile`. Verdicts come from `scopebox_schema::judge`, the
@@ -16,6 +16,7 @@ pub mod case;
 pub mod controls;
 pub mod fixture;
 pub mod hostile;
+pub mod journal;
 pub mod listen;
 pub mod native;
 pub mod run;

@@ -6,6 +6,7 @@
 //! case. This module decides the run's status; the binary maps it to an exit code. It must
 //! never write outside the evidence directory and the fixture roots.
 
+use crate::journal::{Journal, JOURNAL_FILE};
 use crate::watch::Watch;
 use crate::{boundary, case, controls, fixture, HarnessError, IoContext, Layout};
 use scopebox_schema::digest::sha256_hex;
@@ -255,6 +256,8 @@ fn run_matrix(
         .map(|(_, c)| c)
         .collect();
     let mut durations = Vec::with_capacity(cases.len());
+    slim_for_forks(matrix);
+    let mut journal = Journal::create(&layout.evidence_dir.join(JOURNAL_FILE))?;
     for c in cases.iter().copied() {
         if c.fault == Some(Fault::Stall) {
             let _ = writeln!(
@@ -266,7 +269,7 @@ fn run_matrix(
             stall();
         }
         let outcome = case::run_case(layout, matrix, c, watch)?;
-        case::write_outcome(layout, &outcome)?;
+        case::write_outcome(&mut journal, &outcome)?;
         let r = &outcome.record;
         durations.push(r.duration_micros);
         if r.verdict.pass {
@@ -283,6 +286,7 @@ fn run_matrix(
             let _ = writeln!(progress, "  {f}");
         }
     }
+    journal.finish()?;
     fixture::clear(layout)?;
     phases.lap("cases");
     // Figures for people and the benchmark, never evidence: in no record.
@@ -312,6 +316,19 @@ fn run_matrix(
     } else {
         RunStatus::Failed
     })
+}
+
+/// Compiles the cases' canary search before the first case and returns the heap the compiler
+/// left free to the system: every case forks the runner, and a fork (and the exec that follows
+/// it) costs in proportion to the memory the runner has mapped.
+fn slim_for_forks(matrix: &Matrix) {
+    let _ = scopebox_schema::canary::search_for(&matrix.canaries);
+    // musl's allocator returns free memory by itself; glibc's keeps it until asked.
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases free heap pages.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Wall time of the runner's own phases, one lap after another.

@@ -5,7 +5,7 @@
 //! paths spelled as container paths, instruction levels above the root.
 
 use crate::support::{
-    host_stable, layout, mcpscope_bin, run_and_replay, run_and_replay_shard, shipped,
+    case_file, host_stable, layout, mcpscope_bin, run_and_replay, run_and_replay_shard, shipped,
 };
 use scopebox_schema::evidence::{
     Controls, NegativeControlRecord, PositiveControlRecord, RunSummary, Shard, CONTROLS_FILE,
@@ -105,18 +105,11 @@ fn each_case_leaves_the_same_evidence_whatever_order_the_cases_run_in() {
         run_and_replay(&l, matrix);
         let mut by_case = std::collections::BTreeMap::new();
         for c in &matrix.cases {
-            let dir = l.evidence_dir.join("cases").join(&c.id);
+            let file = |name: &str| case_file(&l.evidence_dir, &c.id, name);
             let mut record: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(dir.join("record.json")).unwrap()).unwrap();
+                serde_json::from_slice(&file("record.json")).unwrap();
             record["durationMicros"] = 0.into();
-            by_case.insert(
-                c.id.clone(),
-                (
-                    std::fs::read(dir.join("stdout")).unwrap(),
-                    std::fs::read(dir.join("stderr")).unwrap(),
-                    record,
-                ),
-            );
+            by_case.insert(c.id.clone(), (file("stdout"), file("stderr"), record));
         }
         by_case
     };
@@ -137,19 +130,12 @@ fn each_case_leaves_the_same_evidence_whatever_order_the_cases_run_in() {
 type CaseEvidence = (Vec<u8>, Vec<u8>, serde_json::Value, serde_json::Value);
 
 fn case_evidence(l: &scopebox_harness::Layout, id: &str) -> CaseEvidence {
-    let dir = l.evidence_dir.join("cases").join(id);
-    let mut record: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("record.json")).unwrap()).unwrap();
+    let file = |name: &str| case_file(&l.evidence_dir, id, name);
+    let mut record: serde_json::Value = serde_json::from_slice(&file("record.json")).unwrap();
     record["durationMicros"] = 0.into();
-    let mut witness: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("witness.json")).unwrap()).unwrap();
+    let mut witness: serde_json::Value = serde_json::from_slice(&file("witness.json")).unwrap();
     redact_per_run(&mut witness);
-    (
-        std::fs::read(dir.join("stdout")).unwrap(),
-        std::fs::read(dir.join("stderr")).unwrap(),
-        record,
-        witness,
-    )
+    (file("stdout"), file("stderr"), record, witness)
 }
 
 /// Zeroes every number under a key that names a process id or a time.

@@ -10,6 +10,8 @@ use scopebox_schema::layout::SENTINEL_BIN;
 use scopebox_schema::matrix::{Case, FixtureEntry, Matrix};
 use scopebox_schema::witness::WitnessRecord;
 use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -179,23 +181,18 @@ pub fn run_and_replay_shard(l: &Layout, matrix: &Matrix, shard: Shard) -> String
         Some(RunStatus::Passed.exit_code().into()),
         "{progress}"
     );
-    let cases_dir = l.evidence_dir.join("cases");
+    let ev = &l.evidence_dir;
     for (position, c) in matrix.cases.iter().enumerate() {
         if !shard.runs(position) {
-            assert!(
-                !cases_dir.join(&c.id).exists(),
-                "{} is not this shard's",
-                c.id
-            );
+            assert!(!case_recorded(ev, &c.id), "{} is not this shard's", c.id);
             continue;
         }
-        let dir = cases_dir.join(&c.id);
         let record: CaseRecord =
-            serde_json::from_slice(&std::fs::read(dir.join("record.json")).unwrap()).unwrap();
-        let stdout = std::fs::read(dir.join("stdout")).unwrap();
-        let stderr = std::fs::read(dir.join("stderr")).unwrap();
+            serde_json::from_slice(&case_file(ev, &c.id, "record.json")).unwrap();
+        let stdout = case_file(ev, &c.id, "stdout");
+        let stderr = case_file(ev, &c.id, "stderr");
         let witness: WitnessRecord =
-            serde_json::from_slice(&std::fs::read(dir.join("witness.json")).unwrap()).unwrap();
+            serde_json::from_slice(&case_file(ev, &c.id, "witness.json")).unwrap();
         let again = judge::judge_witnessed(matrix, c, &stdout, &stderr, &record, &witness);
         assert_eq!(again, record.verdict, "{}", c.id);
         assert!(
@@ -206,6 +203,47 @@ pub fn run_and_replay_shard(l: &Layout, matrix: &Matrix, shard: Shard) -> String
         assert!(!record.marker_present, "{}", c.id);
     }
     progress
+}
+
+/// The case files the runner appended to the evidence directory's journal (`cases/<id>/<name>`
+/// → bytes), complete entries only, whether or not the runner lived to write the trailer —
+/// what the orchestrator lands in the bundle.
+pub fn journal_files(evidence_dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let Ok(bytes) = std::fs::read(evidence_dir.join(scopebox_harness::journal::JOURNAL_FILE))
+    else {
+        return files;
+    };
+    let mut archive = tar::Archive::new(bytes.as_slice());
+    for entry in archive.entries().unwrap() {
+        let Ok(mut entry) = entry else { break };
+        let path = entry.path().unwrap().to_string_lossy().into_owned();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).unwrap();
+        assert!(files.insert(path.clone(), data).is_none(), "{path} twice");
+    }
+    files
+}
+
+/// One case file from the journal (`name`: `record.json`, `stdout`, `stderr`, `witness.json`).
+pub fn case_file(evidence_dir: &Path, id: &str, name: &str) -> Vec<u8> {
+    let path = format!("cases/{id}/{name}");
+    journal_files(evidence_dir)
+        .remove(&path)
+        .unwrap_or_else(|| {
+            panic!(
+                "{path} is not in the journal below {}",
+                evidence_dir.display()
+            )
+        })
+}
+
+/// Whether the journal holds any file of case `id`.
+pub fn case_recorded(evidence_dir: &Path, id: &str) -> bool {
+    let prefix = format!("cases/{id}/");
+    journal_files(evidence_dir)
+        .keys()
+        .any(|k| k.starts_with(&prefix))
 }
 
 /// An executable shell script (the fake candidates of `detection`).

@@ -30,6 +30,9 @@ pub const BOUNDARY_FILE: &str = "boundary.json";
 pub const CONTROLS_FILE: &str = "controls.json";
 pub const SUMMARY_FILE: &str = "summary.json";
 pub const CASES_DIR: &str = "cases";
+/// Inside the container only: the tar stream the runner appends every case's files to
+/// (`CASES_DIR/<id>/…`); the orchestrator expands it into the bundle, which never holds it.
+pub const JOURNAL_FILE: &str = "journal.tar";
 pub const STDOUT_FILE: &str = "stdout";
 pub const STDERR_FILE: &str = "stderr";
 pub const RECORD_FILE: &str = "record.json";

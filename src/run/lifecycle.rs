@@ -372,8 +372,16 @@ async fn steps<E: Engine, W: Write>(
                         .and_then(|()| {
                             crate::evidence::extract(&tar, dest).map_err(|e| describe(&e))
                         });
-                    if let Err(problem) = extracted {
-                        rec.errors.push(problem);
+                    match extracted {
+                        // Killed mid-case, the runner never got to end its journal: the cases
+                        // before the cut are the evidence, and the run already failed.
+                        Ok(done) if done.journal_cut && !rec.killed => rec.errors.push(format!(
+                            "read the case journal of container {}: it ends without its \
+                             trailer, so the runner never finished its cases",
+                            short(&id)
+                        )),
+                        Ok(_) => {}
+                        Err(problem) => rec.errors.push(problem),
                     }
                 }
                 None => rec.evidence = Some(tar),

@@ -1,0 +1,160 @@
+//! The case journal: every case's evidence (`cases/<id>/{witness.json,stdout,stderr,
+//! record.json}`) appended to one tar stream, `/evidence/journal.tar`, with one `write` per
+//! case, instead of a directory and four files per case on the evidence volume (creating
+//! files there is most of what a case cost the runner: ext4 inode allocation on the volume,
+//! and one witness round trip per write-open). The orchestrator expands it into the bundle's
+//! `evidence/cases/…` exactly as if the files had been written one by one
+//! (`scopebox::evidence`), so the bundle's layout does not depend on it. A run that ends
+//! normally closes the stream with the two zero blocks of a tar trailer; a runner killed at
+//! the deadline leaves it without one, and whatever complete entries it holds are still
+//! evidence. Only the runner writes it, opened once (close-on-exec, append-only); it never
+//! interprets what it carries.
+
+use crate::case::CaseOutcome;
+use crate::{HarnessError, IoContext};
+use scopebox_schema::evidence::{RECORD_FILE, STDERR_FILE, STDOUT_FILE};
+use scopebox_schema::witness::WITNESS_FILE;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The journal's name below the evidence directory.
+pub const JOURNAL_FILE: &str = scopebox_schema::evidence::JOURNAL_FILE;
+
+/// An open journal; `finish` writes the trailer.
+pub struct Journal {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Journal {
+    /// Creates `path` (it must not exist: a journal is never appended to by a second run).
+    pub fn create(path: &Path) -> Result<Journal, HarnessError> {
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(path)
+            .at("create", path)?;
+        Ok(Journal {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Appends a case's `witness.json` (when watched), `stdout`, `stderr` and `record.json`
+    /// below `dir` (a path relative to the evidence directory, `cases/<id>`), in one write.
+    pub fn append_outcome(&mut self, dir: &str, outcome: &CaseOutcome) -> Result<(), HarnessError> {
+        let mut files: Vec<(&str, Vec<u8>)> = Vec::with_capacity(4);
+        if let Some(w) = &outcome.witness {
+            files.push((WITNESS_FILE, crate::case::pretty_json(w)));
+        }
+        files.push((STDOUT_FILE, outcome.stdout.clone()));
+        files.push((STDERR_FILE, outcome.stderr.clone()));
+        files.push((RECORD_FILE, crate::case::pretty_json(&outcome.record)));
+        let mut chunk = tar::Builder::new(Vec::new());
+        for (name, bytes) in &files {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(tar::EntryType::Regular);
+            header.set_mode(0o644);
+            header.set_mtime(0);
+            header.set_size(bytes.len() as u64);
+            chunk
+                .append_data(&mut header, format!("{dir}/{name}"), bytes.as_slice())
+                .at("append to", &self.path)?;
+        }
+        // The entries only: the trailer `Builder` would add on drop goes to the empty buffer.
+        let bytes = std::mem::take(chunk.get_mut());
+        self.file.write_all(&bytes).at("append to", &self.path)
+    }
+
+    /// Ends the stream with the tar trailer (two zero blocks).
+    pub fn finish(mut self) -> Result<(), HarnessError> {
+        self.file.write_all(&[0u8; 1024]).at("finish", &self.path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scopebox_schema::evidence::{CaseRecord, Verdict};
+
+    fn outcome(id: &str, stdout: &[u8]) -> CaseOutcome {
+        CaseOutcome {
+            record: CaseRecord {
+                id: id.into(),
+                argv: vec!["/scopebox/bin/mcpscope".into()],
+                cwd: "/work".into(),
+                env: vec![],
+                exit_code: Some(0),
+                signal: None,
+                timed_out: false,
+                duration_micros: 1,
+                stdout_sha256: String::new(),
+                stderr_sha256: String::new(),
+                fixtures_before: vec![],
+                fixtures_after: vec![],
+                marker_present: false,
+                verdict: Verdict {
+                    pass: true,
+                    failures: vec![],
+                },
+                written: Default::default(),
+            },
+            stdout: stdout.to_vec(),
+            stderr: b"err".to_vec(),
+            witness: None,
+        }
+    }
+
+    fn entries(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        for e in tar::Archive::new(bytes).entries().unwrap() {
+            let mut e = e.unwrap();
+            let path = e.path().unwrap().to_string_lossy().into_owned();
+            let mut data = Vec::new();
+            std::io::Read::read_to_end(&mut e, &mut data).unwrap();
+            out.push((path, data));
+        }
+        out
+    }
+
+    #[test]
+    fn cases_land_in_order_as_the_files_write_run_would_write() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join(JOURNAL_FILE);
+        let mut j = Journal::create(&path).unwrap();
+        let a = outcome("a", b"out-a");
+        // A long id: GNU long names, never a truncated path.
+        let long = "l".repeat(150);
+        let b = outcome(&long, b"");
+        j.append_outcome("cases/a", &a).unwrap();
+        j.append_outcome(&format!("cases/{long}"), &b).unwrap();
+        j.finish().unwrap();
+        let got = entries(&std::fs::read(&path).unwrap());
+        let names: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
+        let b_dir = format!("cases/{long}");
+        assert_eq!(
+            names,
+            [
+                "cases/a/stdout".to_string(),
+                "cases/a/stderr".into(),
+                "cases/a/record.json".into(),
+                format!("{b_dir}/stdout"),
+                format!("{b_dir}/stderr"),
+                format!("{b_dir}/record.json"),
+            ]
+        );
+        assert_eq!(got[0].1, b"out-a");
+        assert_eq!(got[1].1, b"err");
+        assert_eq!(got[2].1, crate::case::pretty_json(&a.record));
+        assert!(got[3].1.is_empty());
+    }
+
+    #[test]
+    fn a_journal_is_never_reopened_by_a_second_run() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join(JOURNAL_FILE);
+        Journal::create(&path).unwrap().finish().unwrap();
+        assert!(Journal::create(&path).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), vec![0u8; 1024]);
+    }
+}
