@@ -47,6 +47,25 @@ pub fn search_for(canaries: &[String]) -> Rc<CanarySearch> {
     })
 }
 
+/// Several canary lists searched as one, each compiled once (`search_for`): the failures of
+/// each list in turn, which are exactly what one search over the lists joined in this order
+/// reports (hits come in canary order, then `Encoding::ALL` order).
+pub struct CanarySearches(Vec<Rc<CanarySearch>>);
+
+impl CanarySearches {
+    pub fn of(lists: &[&[String]]) -> CanarySearches {
+        CanarySearches(lists.iter().map(|l| search_for(l)).collect())
+    }
+
+    /// `CanarySearch::failures` over every list, in order.
+    pub fn failures(&self, haystack: &[u8], place: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .flat_map(|s| s.failures(haystack, place))
+            .collect()
+    }
+}
+
 /// How a canary was spelled where it was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Encoding {
@@ -787,6 +806,45 @@ mod tests {
         // Both stay cached side by side.
         assert!(Rc::ptr_eq(&first, &search_for(&a)));
         assert!(Rc::ptr_eq(&other, &search_for(&b)));
+    }
+
+    #[test]
+    fn searching_lists_in_turn_reports_what_one_search_over_them_joined_does() {
+        let matrix: Vec<String> = ["CANARY-A-1", "CANARY-B-2", "canary-c-3"]
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        let control = vec!["SCOPEBOX-CONTROL-CANARY-7f3a".to_string()];
+        let joined = [matrix.clone(), control.clone()].concat();
+        let b64 = |c: &str| base64_middle(c.as_bytes(), 0);
+        let haystacks: Vec<Vec<u8>> = vec![
+            // The control's base64 first: hits still come in canary order.
+            [
+                b64(&control[0]),
+                b" CANARY-B-2 ".to_vec(),
+                hex_lower(b"CANARY-A-1"),
+            ]
+            .concat(),
+            // Escaped only: the second, unescaped pass.
+            b"%43%41%4E%41%52%59%2D%41%2D%31 and 2-B-YRANAC".to_vec(),
+            "SCOPEBOX-CONTROL-CANARY-7F3A".to_lowercase().into_bytes(),
+            b"nothing here".to_vec(),
+        ];
+        let split = CanarySearches::of(&[&matrix, &control]);
+        let one = CanarySearch::new(&joined);
+        let mut both_lists_hit = (false, false);
+        for h in &haystacks {
+            let got = split.failures(h, "stdout");
+            assert_eq!(
+                got,
+                one.failures(h, "stdout"),
+                "{}",
+                String::from_utf8_lossy(h)
+            );
+            both_lists_hit.0 |= got.iter().any(|f| f.contains("CANARY-B-2"));
+            both_lists_hit.1 |= got.iter().any(|f| f.contains(&control[0]));
+        }
+        assert_eq!(both_lists_hit, (true, true));
     }
 
     #[test]

@@ -163,6 +163,19 @@ pub fn invariants(
     record: &CaseRecord,
     failures: &mut Vec<String>,
 ) {
+    let canaries = canary::CanarySearches::of(&[&matrix.canaries]);
+    invariants_against(&canaries, stdout, stderr, record, failures);
+}
+
+/// `invariants` with the canaries already compiled (the matrix's, and for the adversarial
+/// controls `CONTROL_CANARY` after them).
+fn invariants_against(
+    canaries: &canary::CanarySearches,
+    stdout: &[u8],
+    stderr: &[u8],
+    record: &CaseRecord,
+    failures: &mut Vec<String>,
+) {
     if record.timed_out {
         failures.push("candidate timed out and was killed".to_string());
     }
@@ -176,7 +189,6 @@ pub fn invariants(
         &record.fixtures_before,
         &record.fixtures_after,
     ));
-    let canaries = canary::search_for(&matrix.canaries);
     failures.extend(canaries.failures(stdout, "stdout"));
     failures.extend(canaries.failures(stderr, "stderr"));
     // What else the candidate could write that the record carries: the names of the entries it
@@ -197,7 +209,7 @@ pub fn invariants(
             &format!("the name of fixture {}", added.path),
         ));
     }
-    failures.extend(written_failures(record, &canaries));
+    failures.extend(written_failures(record, canaries));
     if sha256_hex(stdout) != record.stdout_sha256 {
         failures.push("stdout does not match its recorded sha256".to_string());
     }
@@ -209,7 +221,7 @@ pub fn invariants(
 /// The files the run left written (`CaseRecord::written`): one outside the fixture roots (in
 /// `/tmp`) fails by itself — the fixture walk reports those below the roots — and every canary
 /// in any of them, in any encoding, fails; so does content that is not what the record says.
-fn written_failures(record: &CaseRecord, canaries: &canary::CanarySearch) -> Vec<String> {
+fn written_failures(record: &CaseRecord, canaries: &canary::CanarySearches) -> Vec<String> {
     let mut failures = Vec::new();
     for file in &record.written {
         let path = &file.path;
@@ -464,15 +476,15 @@ pub fn adversarial_control(
     stderr: &[u8],
     witness: &WitnessRecord,
 ) -> AdversarialControl {
-    let mut with_control_canary = matrix.clone();
-    with_control_canary
-        .canaries
-        .push(CONTROL_CANARY.to_string());
+    // The matrix's canaries and then the control's: what one search over both lists reports,
+    // without compiling the matrix's a second time.
+    let control = [CONTROL_CANARY.to_string()];
+    let canaries = canary::CanarySearches::of(&[&matrix.canaries, &control]);
     let mut failures = Vec::new();
     if record.id != name {
         failures.push(format!("record is for {:?}, expected {name:?}", record.id));
     }
-    invariants(&with_control_canary, stdout, stderr, record, &mut failures);
+    invariants_against(&canaries, stdout, stderr, record, &mut failures);
     failures.extend(witness_failures(record, witness));
     let expected = adversarial_expected(name).unwrap_or("<unknown control>");
     AdversarialControl {
