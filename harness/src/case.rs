@@ -35,6 +35,24 @@ pub struct Captured {
 }
 
 impl Captured {
+    /// A process that ran and was reaped with `status`.
+    fn exited(
+        status: std::process::ExitStatus,
+        timed_out: bool,
+        duration: Duration,
+        stdout: Vec<u8>,
+        stderr: Vec<u8>,
+    ) -> Captured {
+        Captured {
+            exit_code: status.code(),
+            signal: status.signal(),
+            timed_out,
+            duration,
+            stdout,
+            stderr,
+        }
+    }
+
     /// A process that never started: no exit, no output, the reason on its stderr, so it is
     /// judged as a failed run rather than raised (`what` names it: "the candidate").
     pub fn not_started(what: &str, error: &std::io::Error) -> Captured {
@@ -200,14 +218,9 @@ fn capture_polled(
         }
     }
     let [stdout, stderr] = streams.map(|s| s.buf);
-    Ok(Captured {
-        exit_code: status.code(),
-        signal: status.signal(),
-        timed_out,
-        duration,
-        stdout,
-        stderr,
-    })
+    Ok(Captured::exited(
+        status, timed_out, duration, stdout, stderr,
+    ))
 }
 
 fn poll_in(fd: std::os::fd::RawFd) -> libc::pollfd {
@@ -309,14 +322,9 @@ fn capture_threaded(
     let stderr = err_reader
         .join()
         .map_err(|_| std::io::Error::other("stderr reader panicked"))??;
-    Ok(Captured {
-        exit_code: status.code(),
-        signal: status.signal(),
-        timed_out,
-        duration,
-        stdout,
-        stderr,
-    })
+    Ok(Captured::exited(
+        status, timed_out, duration, stdout, stderr,
+    ))
 }
 
 /// Most bytes kept per stream. A process that prints more is killed (its group gets SIGKILL,
