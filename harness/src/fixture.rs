@@ -3,8 +3,11 @@
 //! symlink and never opens anything but regular files (a FIFO is only `lstat`ed). To read a
 //! file or list a directory the candidate is meant to be denied (mode 0000), the walk grants
 //! itself the bit for a moment and restores it — so it must only run while no candidate runs.
+//! Every call names its path relative to the fixture root it is below, from inside that root
+//! (`inside`): nothing here resolves a path from `/`.
 //! This module must never touch a path outside the layout's fixture roots.
 
+use crate::inside::Inside;
 use crate::{HarnessError, IoContext, Layout};
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::evidence::FixtureObservation;
@@ -18,50 +21,56 @@ use std::path::{Path, PathBuf};
 /// Removes everything below each fixture root (the roots themselves are mount points and
 /// stay). Directories are made accessible first, so denied trees can be removed.
 pub fn clear(layout: &Layout) -> Result<(), HarnessError> {
+    let mut inside = Inside::new().at("remember the working directory in", Path::new("."))?;
     for (_, root) in &layout.fixture_roots {
+        inside.enter(root).at("enter", root)?;
         // Children before their directory, so each directory is empty when it is removed.
-        visit(root, true, 0o700, &mut |entry| {
-            let path = entry.path();
+        visit(root, Path::new("."), true, 0o700, &mut |entry, path| {
             if entry.file_type().is_dir() {
-                fs::remove_dir(path).at("remove", path)
+                fs::remove_dir(entry.path()).at("remove", path)
             } else {
-                fs::remove_file(path).at("remove", path)
+                fs::remove_file(entry.path()).at("remove", path)
             }
         })?;
     }
     Ok(())
 }
 
-/// Visits every node below `root` (not `root` itself) with `walkdir`, never following a
-/// symlink; with `contents_first`, a directory's entries come before it. walkdir lists a
+/// Visits every node below `start` (not `start` itself) with `walkdir`, never following a
+/// symlink; with `contents_first`, a directory's entries come before it. The working directory
+/// is `root` (`Inside`) and `start` is relative to it; `f` gets each entry (its path relative,
+/// for the calls) and the absolute path it names (for records and messages). walkdir lists a
 /// directory as it reaches it, so a directory whose owner lacks the `unlock` bits (a denied
 /// fixture directory, or one the candidate made) shows up as a permission error: it is then
 /// given those bits, its subtree visited, and its mode restored (unless `f` removed it).
 fn visit(
     root: &Path,
+    start: &Path,
     contents_first: bool,
     unlock: u32,
-    f: &mut dyn FnMut(&walkdir::DirEntry) -> Result<(), HarnessError>,
+    f: &mut dyn FnMut(&walkdir::DirEntry, &Path) -> Result<(), HarnessError>,
 ) -> Result<(), HarnessError> {
-    let walk = walkdir::WalkDir::new(root)
+    let walk = walkdir::WalkDir::new(start)
         .min_depth(1)
         .follow_links(false)
         .contents_first(contents_first);
     for entry in walk {
         let denied = match entry {
             Ok(entry) => {
-                f(&entry)?;
+                f(&entry, &Inside::absolute(root, entry.path()))?;
                 continue;
             }
-            Err(e) => denied_directory(root, e, unlock)?,
+            Err(e) => denied_directory(root, start, e, unlock)?,
         };
         let (dir, perm) = denied;
-        fs::set_permissions(&dir, fs::Permissions::from_mode(perm | unlock)).at("unlock", &dir)?;
-        let result = visit(&dir, contents_first, unlock, f);
+        let named = Inside::absolute(root, &dir);
+        fs::set_permissions(&dir, fs::Permissions::from_mode(perm | unlock))
+            .at("unlock", &named)?;
+        let result = visit(root, &dir, contents_first, unlock, f);
         match fs::set_permissions(&dir, fs::Permissions::from_mode(perm)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 result?;
-                return Err(HarnessError::new("restore mode of", &dir, e));
+                return Err(HarnessError::new("restore mode of", &named, e));
             }
             _ => result?,
         }
@@ -74,21 +83,23 @@ fn visit(
 /// listed) is the walk's failure.
 fn denied_directory(
     root: &Path,
+    start: &Path,
     error: walkdir::Error,
     unlock: u32,
 ) -> Result<(PathBuf, u32), HarnessError> {
-    let path = error.path().unwrap_or(root).to_path_buf();
+    let path = error.path().unwrap_or(start).to_path_buf();
+    let named = Inside::absolute(root, &path);
     let denied = error
         .io_error()
         .is_some_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
     let io = std::io::Error::from(error);
     if !denied {
-        return Err(HarnessError::new("list", &path, io));
+        return Err(HarnessError::new("list", &named, io));
     }
-    let meta = fs::symlink_metadata(&path).at("inspect", &path)?;
+    let meta = fs::symlink_metadata(&path).at("inspect", &named)?;
     let perm = meta.mode() & 0o7777;
     if !meta.is_dir() || perm & unlock == unlock {
-        return Err(HarnessError::new("list", &path, io));
+        return Err(HarnessError::new("list", &named, io));
     }
     Ok((path, perm))
 }
@@ -97,51 +108,53 @@ fn denied_directory(
 /// modes deepest path first, so a denied directory never blocks writing or chmod below it.
 /// The matrix must have been validated (`judge::validate_matrix`).
 pub fn lay_out(layout: &Layout, entries: &[FixtureEntry]) -> Result<(), HarnessError> {
+    let mut inside = Inside::new().at("remember the working directory in", Path::new("."))?;
     let mut modes: Vec<(&str, u32)> = Vec::new();
     for entry in entries {
         let logical = judge::entry_path(entry);
-        let path = layout.host(logical);
+        let named = layout.host(logical);
+        let path = &within(layout, &mut inside, &named)?;
         if let Some(parent) = path.parent() {
             fs::DirBuilder::new()
                 .recursive(true)
                 .mode(DEFAULT_DIR_MODE)
                 .create(parent)
-                .at("create parent of", &path)?;
+                .at("create parent of", &named)?;
         }
         let invalid = |e: String| {
             HarnessError::new(
                 "lay out",
-                &path,
+                &named,
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
             )
         };
         match entry {
             FixtureEntry::File { content, mode, .. } => {
                 let bytes = judge::file_bytes(content).map_err(invalid)?;
-                fs::write(&path, &bytes).at("write", &path)?;
+                fs::write(path, &bytes).at("write", &named)?;
                 modes.push((logical, mode_of(mode, DEFAULT_FILE_MODE).map_err(invalid)?));
             }
             FixtureEntry::Dir { mode, .. } => {
-                match fs::create_dir(&path) {
+                match fs::create_dir(path) {
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => {}
-                    other => other.at("create", &path)?,
+                    other => other.at("create", &named)?,
                 }
                 modes.push((logical, mode_of(mode, DEFAULT_DIR_MODE).map_err(invalid)?));
             }
             FixtureEntry::Symlink { target, .. } => {
                 let target = layout.arg(target);
-                std::os::unix::fs::symlink(&target, &path).at("symlink", &path)?;
+                std::os::unix::fs::symlink(&target, path).at("symlink", &named)?;
             }
             FixtureEntry::Fifo { mode, .. } => {
                 rustix::fs::mknodat(
                     rustix::fs::CWD,
-                    &path,
+                    path,
                     rustix::fs::FileType::Fifo,
                     rustix::fs::Mode::from_raw_mode(0o600),
                     0,
                 )
                 .map_err(std::io::Error::from)
-                .at("mkfifo", &path)?;
+                .at("mkfifo", &named)?;
                 modes.push((logical, mode_of(mode, DEFAULT_FILE_MODE).map_err(invalid)?));
             }
         }
@@ -149,10 +162,23 @@ pub fn lay_out(layout: &Layout, entries: &[FixtureEntry]) -> Result<(), HarnessE
     // Deepest first: chmod needs search permission on every parent.
     modes.sort_by_key(|(p, _)| std::cmp::Reverse(p.matches('/').count()));
     for (logical, mode) in modes {
-        let path = layout.host(logical);
-        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).at("chmod", &path)?;
+        let named = layout.host(logical);
+        let path = within(layout, &mut inside, &named)?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).at("chmod", &named)?;
     }
     Ok(())
+}
+
+/// `path` as the calls should spell it: relative, with the working directory moved into the
+/// fixture root it is below; unchanged when it is below none.
+fn within(layout: &Layout, inside: &mut Inside, path: &Path) -> Result<PathBuf, HarnessError> {
+    for (_, root) in &layout.fixture_roots {
+        if let Some(rel) = Inside::relative(root, path) {
+            inside.enter(root).at("enter", root)?;
+            return Ok(rel);
+        }
+    }
+    Ok(path.to_path_buf())
 }
 
 fn mode_of(mode: &Option<String>, default: u32) -> Result<u32, String> {
@@ -166,10 +192,12 @@ fn mode_of(mode: &Option<String>, default: u32) -> Result<u32, String> {
 /// the digest of their target text and never followed; FIFOs, sockets and devices are only
 /// `lstat`ed. Directories and non-files have size 0 (their sizes are filesystem noise).
 pub fn walk(layout: &Layout) -> Result<Vec<FixtureObservation>, HarnessError> {
+    let mut inside = Inside::new().at("remember the working directory in", Path::new("."))?;
     let mut out = Vec::new();
     for (_, root) in &layout.fixture_roots {
-        visit(root, false, 0o500, &mut |entry| {
-            out.push(observe(layout, entry)?);
+        inside.enter(root).at("enter", root)?;
+        visit(root, Path::new("."), false, 0o500, &mut |entry, named| {
+            out.push(observe(layout, entry.path(), named)?);
             Ok(())
         })?;
     }
@@ -177,14 +205,14 @@ pub fn walk(layout: &Layout) -> Result<Vec<FixtureObservation>, HarnessError> {
     Ok(out)
 }
 
-/// One node as the walk records it (its mode as found, before any unlocking).
-fn observe(layout: &Layout, entry: &walkdir::DirEntry) -> Result<FixtureObservation, HarnessError> {
-    let path = entry.path();
-    let meta = fs::symlink_metadata(path).at("inspect", path)?;
+/// One node as the walk records it (its mode as found, before any unlocking): `path` is what
+/// the calls use, `named` the absolute path it is recorded (and reported) as.
+fn observe(layout: &Layout, path: &Path, named: &Path) -> Result<FixtureObservation, HarnessError> {
+    let meta = fs::symlink_metadata(path).at("inspect", named)?;
     let ft = meta.file_type();
     let perm = meta.mode() & 0o7777;
     let (kind, size, sha256) = if ft.is_symlink() {
-        let target = fs::read_link(path).at("read link", path)?;
+        let target = fs::read_link(path).at("read link", named)?;
         let text = layout.logical_target(&target);
         (
             "symlink",
@@ -192,7 +220,7 @@ fn observe(layout: &Layout, entry: &walkdir::DirEntry) -> Result<FixtureObservat
             Some(sha256_hex(text.as_bytes())),
         )
     } else if ft.is_file() {
-        let bytes = with_mode_at_least(path, perm, 0o400, || read_file(path))?;
+        let bytes = with_mode_at_least(path, named, perm, 0o400, || read_file(path, named))?;
         ("file", bytes.len() as u64, Some(sha256_hex(&bytes)))
     } else if ft.is_dir() {
         ("dir", 0, None)
@@ -204,7 +232,7 @@ fn observe(layout: &Layout, entry: &walkdir::DirEntry) -> Result<FixtureObservat
         ("other", 0, None)
     };
     Ok(FixtureObservation {
-        path: layout.logical(path),
+        path: layout.logical(named),
         kind: kind.to_string(),
         mode: judge::format_mode(perm),
         size,
@@ -212,18 +240,19 @@ fn observe(layout: &Layout, entry: &walkdir::DirEntry) -> Result<FixtureObservat
     })
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, HarnessError> {
+fn read_file(path: &Path, named: &Path) -> Result<Vec<u8>, HarnessError> {
     let mut bytes = Vec::new();
     fs::File::open(path)
         .and_then(|mut f| f.read_to_end(&mut bytes))
-        .at("read", path)?;
+        .at("read", named)?;
     Ok(bytes)
 }
 
-/// Runs `f` with `need` added to the owner bits of `path` when they are missing, restoring the
-/// original mode afterwards whatever `f` returned.
+/// Runs `f` with `need` added to the owner bits of `path` (reported as `named`) when they are
+/// missing, restoring the original mode afterwards whatever `f` returned.
 fn with_mode_at_least<T>(
     path: &Path,
+    named: &Path,
     perm: u32,
     need: u32,
     f: impl FnOnce() -> Result<T, HarnessError>,
@@ -231,9 +260,9 @@ fn with_mode_at_least<T>(
     if perm & need == need {
         return f();
     }
-    fs::set_permissions(path, fs::Permissions::from_mode(perm | need)).at("unlock", path)?;
+    fs::set_permissions(path, fs::Permissions::from_mode(perm | need)).at("unlock", named)?;
     let result = f();
-    fs::set_permissions(path, fs::Permissions::from_mode(perm)).at("restore mode of", path)?;
+    fs::set_permissions(path, fs::Permissions::from_mode(perm)).at("restore mode of", named)?;
     result
 }
 

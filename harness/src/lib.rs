@@ -16,6 +16,7 @@ pub mod case;
 pub mod controls;
 pub mod fixture;
 pub mod hostile;
+pub mod inside;
 pub mod journal;
 pub mod listen;
 pub mod native;
