@@ -34,9 +34,9 @@ pub enum EvidenceError {
 pub struct Extracted {
     pub files: usize,
     pub bytes: u64,
-    /// The runner's case journal did not end with its trailer: the runner never finished its
-    /// cases (killed at the deadline, or the stream was cut), so only the complete entries
-    /// before the cut were extracted.
+    /// The runner's case journal did not end with exactly its trailer: the runner never
+    /// finished its cases (killed at the deadline), or the stream was cut or padded by someone
+    /// else; only the complete entries before the first break were extracted.
     pub journal_cut: bool,
 }
 
@@ -175,7 +175,10 @@ fn read_file<R: Read>(
     Ok(bytes)
 }
 
-/// Writes the journal's complete entries; true when it ended with its trailer. Its names are
+/// The two zero blocks that end a tar stream.
+const JOURNAL_TRAILER: usize = 1024;
+
+/// Writes the journal's complete entries; true when it ended with its trailer and nothing else. Its names are
 /// relative to the evidence directory and must lie below `cases/`; only regular files.
 fn expand_journal(journal: &[u8], out: &mut Output) -> Result<bool, EvidenceError> {
     let mut tar = tar::Archive::new(journal);
@@ -201,8 +204,10 @@ fn expand_journal(journal: &[u8], out: &mut Output) -> Result<bool, EvidenceErro
         out.write(&rel, &bytes)?;
         end = data_at + size.div_ceil(512) * 512;
     }
-    let trailer = journal.get(end as usize..).unwrap_or_default();
-    Ok(trailer.len() >= 1024 && trailer[..1024].iter().all(|&b| b == 0))
+    // Exactly the trailer the runner writes, and nothing after it: zeros planted mid-stream
+    // (truncate(2) can extend a file it cannot open) end a tar reader early.
+    let rest = journal.get(end as usize..).unwrap_or_default();
+    Ok(rest.len() == JOURNAL_TRAILER && rest.iter().all(|&b| b == 0))
 }
 
 /// A journal name: `cases/…`, plain components only.
@@ -454,6 +459,29 @@ pub(crate) mod tests {
             let done = extract(&tar, dir.path()).unwrap();
             assert!(done.journal_cut, "cut at {cut}");
             assert_eq!(listing(dir.path()), expect, "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn zeros_planted_before_later_cases_do_not_pass_for_the_trailer() {
+        // A candidate that cannot open the journal for writing can still extend it with zeros
+        // (truncate(2)): the runner's later appends land after them, where a tar reader stops.
+        let mut j = journal(&[("cases/a/stdout", b"a")], false);
+        j.extend_from_slice(&[0u8; 1024]);
+        j.extend_from_slice(&journal(&[("cases/b/stdout", b"b")], true));
+        let dir = tempfile::tempdir().unwrap();
+        let done = extract(&evidence_tar(&[(JOURNAL_FILE, &j)]), dir.path()).unwrap();
+        assert!(
+            done.journal_cut,
+            "entries after the first zero blocks were not noticed"
+        );
+        // A journal with nothing after its trailer is complete; extra zero padding is not.
+        for (extra, cut) in [(0, false), (512, true)] {
+            let mut j = journal(&[("cases/a/stdout", b"a")], true);
+            j.extend(std::iter::repeat_n(0u8, extra));
+            let dir = tempfile::tempdir().unwrap();
+            let done = extract(&evidence_tar(&[(JOURNAL_FILE, &j)]), dir.path()).unwrap();
+            assert_eq!(done.journal_cut, cut, "{extra} bytes after the trailer");
         }
     }
 

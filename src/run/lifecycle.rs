@@ -376,8 +376,9 @@ async fn steps<E: Engine, W: Write>(
                         // Killed mid-case, the runner never got to end its journal: the cases
                         // before the cut are the evidence, and the run already failed.
                         Ok(done) if done.journal_cut && !rec.killed => rec.errors.push(format!(
-                            "read the case journal of container {}: it ends without its \
-                             trailer, so the runner never finished its cases",
+                            "read the case journal of container {}: it does not end with \
+                             exactly its trailer, so the runner never finished its cases or \
+                             something else cut or padded it",
                             short(&id)
                         )),
                         Ok(_) => {}
