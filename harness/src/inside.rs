@@ -117,7 +117,7 @@ mod tests {
         let before = std::env::current_dir().unwrap();
         let root = t.path().to_path_buf();
         let (entered, leave) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
-        std::thread::scope(|s| {
+        let seen = std::thread::scope(|s| {
             s.spawn(|| {
                 let mut inside = Inside::new().unwrap();
                 inside.enter(&root).unwrap();
@@ -125,9 +125,11 @@ mod tests {
                 leave.wait();
             });
             entered.wait();
-            // The other thread is inside `root` now; this one has not moved.
-            assert_eq!(std::env::current_dir().unwrap(), before);
+            // The other thread is inside `root` now; this one must not have moved.
+            let seen = std::env::current_dir().unwrap();
             leave.wait();
+            seen
         });
+        assert_eq!(seen, before);
     }
 }
