@@ -213,9 +213,7 @@ fn capture_polled(
     after_exit();
     kill_group(pid);
     for stream in &mut streams {
-        while stream.fd() >= 0 {
-            stream.read_once(pid)?;
-        }
+        stream.read_to_end(pid)?;
     }
     let [stdout, stderr] = streams.map(|s| s.buf);
     Ok(Captured::exited(
@@ -231,7 +229,7 @@ fn poll_in(fd: std::os::fd::RawFd) -> libc::pollfd {
     }
 }
 
-/// One captured output stream of `capture_polled`: the pipe until its end, and what it gave.
+/// One captured output stream: the pipe until its end, and what it gave.
 struct Stream {
     pipe: Option<std::fs::File>,
     buf: Vec<u8>,
@@ -251,6 +249,14 @@ impl Stream {
     fn fd(&self) -> std::os::fd::RawFd {
         use std::os::fd::AsRawFd;
         self.pipe.as_ref().map_or(-1, |p| p.as_raw_fd())
+    }
+
+    /// Reads until the pipe's end.
+    fn read_to_end(&mut self, pid: u32) -> std::io::Result<()> {
+        while self.pipe.is_some() {
+            self.read_once(pid)?;
+        }
+        Ok(())
     }
 
     /// One read (it blocks only when nothing is ready: after the sweep, or when poll said so).
@@ -281,8 +287,8 @@ impl Stream {
 
 fn capture_threaded(
     mut child: std::process::Child,
-    mut out: std::process::ChildStdout,
-    mut err: std::process::ChildStderr,
+    out: std::process::ChildStdout,
+    err: std::process::ChildStderr,
     start: Instant,
     deadline: Duration,
     after_exit: &mut dyn FnMut(),
@@ -290,8 +296,8 @@ fn capture_threaded(
     let pid = child.id();
     // Both pipes are drained concurrently: a child filling one while we block on the other
     // would deadlock.
-    let out_reader = std::thread::spawn(move || read_capped(&mut out, pid));
-    let err_reader = std::thread::spawn(move || read_capped(&mut err, pid));
+    let out_reader = std::thread::spawn(move || read_capped(out.into(), pid));
+    let err_reader = std::thread::spawn(move || read_capped(err.into(), pid));
     let (done_tx, done_rx) = mpsc::channel();
     let waiter = std::thread::spawn(move || {
         let status = child.wait();
@@ -332,24 +338,11 @@ fn capture_threaded(
 /// the captured prefix is what gets recorded and judged.
 pub const CAPTURE_LIMIT: usize = 64 * 1024 * 1024;
 
-fn read_capped(pipe: &mut impl Read, pid: u32) -> std::io::Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
-    let mut killed = false;
-    loop {
-        let n = match pipe.read(&mut chunk) {
-            Ok(0) => return Ok(buf),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let room = CAPTURE_LIMIT - buf.len();
-        buf.extend_from_slice(&chunk[..n.min(room)]);
-        if n > room && !killed {
-            kill_group(pid);
-            killed = true;
-        }
-    }
+/// A whole stream, on a thread of its own (`capture_threaded`), under the same cap.
+fn read_capped(pipe: std::os::fd::OwnedFd, pid: u32) -> std::io::Result<Vec<u8>> {
+    let mut stream = Stream::new(pipe);
+    stream.read_to_end(pid)?;
+    Ok(stream.buf)
 }
 
 fn kill_child(pid: u32) {
