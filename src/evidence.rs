@@ -5,7 +5,7 @@
 //! refuses the whole export. The runner's case journal is expanded in place (`extract`). It
 //! never interprets the records (that is `receipt`).
 
-use scopebox_schema::evidence::{CASES_DIR, JOURNAL_FILE};
+use scopebox_schema::evidence::{CASES_DIR, JOURNAL_FILE, JOURNAL_TRAILER_BYTES};
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 
@@ -175,9 +175,6 @@ fn read_file<R: Read>(
     Ok(bytes)
 }
 
-/// The two zero blocks that end a tar stream.
-const JOURNAL_TRAILER: usize = 1024;
-
 /// Writes the journal's complete entries; true when it ended with its trailer and nothing else. Its names are
 /// relative to the evidence directory and must lie below `cases/`; only regular files.
 fn expand_journal(journal: &[u8], out: &mut Output) -> Result<bool, EvidenceError> {
@@ -207,7 +204,7 @@ fn expand_journal(journal: &[u8], out: &mut Output) -> Result<bool, EvidenceErro
     // Exactly the trailer the runner writes, and nothing after it: zeros planted mid-stream
     // (truncate(2) can extend a file it cannot open) end a tar reader early.
     let rest = journal.get(end as usize..).unwrap_or_default();
-    Ok(rest.len() == JOURNAL_TRAILER && rest.iter().all(|&b| b == 0))
+    Ok(rest.len() == JOURNAL_TRAILER_BYTES && rest.iter().all(|&b| b == 0))
 }
 
 /// A journal name: `cases/…`, plain components only.

@@ -14,6 +14,7 @@ use scopebox_schema::evidence::{CaseRecord, Verdict};
 use scopebox_schema::judge;
 use scopebox_schema::matrix::{Case, Matrix, DEFAULT_CASE_DEADLINE_MS};
 use scopebox_schema::witness::WitnessRecord;
+use std::borrow::Cow;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -509,21 +510,29 @@ pub fn pretty_json<T: serde::Serialize>(value: &T) -> Vec<u8> {
     json
 }
 
-/// Writes `stdout`, `stderr`, `record.json` and `witness.json` of a run into `dir`.
-pub fn write_run(dir: &Path, outcome: &CaseOutcome) -> Result<(), HarnessError> {
+/// A run's evidence files, in the order they are written: `witness.json` (when watched),
+/// `stdout`, `stderr`, `record.json`.
+pub fn outcome_files(outcome: &CaseOutcome) -> Vec<(&'static str, Cow<'_, [u8]>)> {
     use scopebox_schema::evidence::{RECORD_FILE, STDERR_FILE, STDOUT_FILE};
     use scopebox_schema::witness::WITNESS_FILE;
-    std::fs::create_dir_all(dir).at("create", dir)?;
-    let write = |name: &str, bytes: &[u8]| {
-        let p = dir.join(name);
-        std::fs::write(&p, bytes).at("write", &p)
-    };
+    let mut files = Vec::with_capacity(4);
     if let Some(w) = &outcome.witness {
-        write(WITNESS_FILE, &pretty_json(w))?;
+        files.push((WITNESS_FILE, Cow::Owned(pretty_json(w))));
     }
-    write(STDOUT_FILE, &outcome.stdout)?;
-    write(STDERR_FILE, &outcome.stderr)?;
-    write(RECORD_FILE, &pretty_json(&outcome.record))
+    files.push((STDOUT_FILE, Cow::Borrowed(outcome.stdout.as_slice())));
+    files.push((STDERR_FILE, Cow::Borrowed(outcome.stderr.as_slice())));
+    files.push((RECORD_FILE, Cow::Owned(pretty_json(&outcome.record))));
+    files
+}
+
+/// Writes a run's evidence files (`outcome_files`) into `dir`.
+pub fn write_run(dir: &Path, outcome: &CaseOutcome) -> Result<(), HarnessError> {
+    std::fs::create_dir_all(dir).at("create", dir)?;
+    for (name, bytes) in outcome_files(outcome) {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).at("write", &p)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,13 +12,11 @@
 
 use crate::case::CaseOutcome;
 use crate::{HarnessError, IoContext};
-use scopebox_schema::evidence::{RECORD_FILE, STDERR_FILE, STDOUT_FILE};
-use scopebox_schema::witness::WITNESS_FILE;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The journal's name below the evidence directory.
-pub const JOURNAL_FILE: &str = scopebox_schema::evidence::JOURNAL_FILE;
+/// The journal's name below the evidence directory, and the size of the trailer ending it.
+pub use scopebox_schema::evidence::{JOURNAL_FILE, JOURNAL_TRAILER_BYTES};
 
 /// An open journal; `finish` writes the trailer.
 pub struct Journal {
@@ -40,25 +38,18 @@ impl Journal {
         })
     }
 
-    /// Appends a case's `witness.json` (when watched), `stdout`, `stderr` and `record.json`
-    /// below `dir` (a path relative to the evidence directory, `cases/<id>`), in one write.
+    /// Appends a case's evidence files (`case::outcome_files`) below `dir` (a path relative to
+    /// the evidence directory, `cases/<id>`), in one write.
     pub fn append_outcome(&mut self, dir: &str, outcome: &CaseOutcome) -> Result<(), HarnessError> {
-        let mut files: Vec<(&str, Vec<u8>)> = Vec::with_capacity(4);
-        if let Some(w) = &outcome.witness {
-            files.push((WITNESS_FILE, crate::case::pretty_json(w)));
-        }
-        files.push((STDOUT_FILE, outcome.stdout.clone()));
-        files.push((STDERR_FILE, outcome.stderr.clone()));
-        files.push((RECORD_FILE, crate::case::pretty_json(&outcome.record)));
         let mut chunk = tar::Builder::new(Vec::new());
-        for (name, bytes) in &files {
+        for (name, bytes) in crate::case::outcome_files(outcome) {
             let mut header = tar::Header::new_gnu();
             header.set_entry_type(tar::EntryType::Regular);
             header.set_mode(0o644);
             header.set_mtime(0);
             header.set_size(bytes.len() as u64);
             chunk
-                .append_data(&mut header, format!("{dir}/{name}"), bytes.as_slice())
+                .append_data(&mut header, format!("{dir}/{name}"), &*bytes)
                 .at("append to", &self.path)?;
         }
         // The entries only: the trailer `Builder` would add on drop goes to the empty buffer.
@@ -68,7 +59,9 @@ impl Journal {
 
     /// Ends the stream with the tar trailer (two zero blocks).
     pub fn finish(mut self) -> Result<(), HarnessError> {
-        self.file.write_all(&[0u8; 1024]).at("finish", &self.path)
+        self.file
+            .write_all(&[0u8; JOURNAL_TRAILER_BYTES])
+            .at("finish", &self.path)
     }
 }
 
@@ -155,6 +148,9 @@ mod tests {
         let path = t.path().join(JOURNAL_FILE);
         Journal::create(&path).unwrap().finish().unwrap();
         assert!(Journal::create(&path).is_err());
-        assert_eq!(std::fs::read(&path).unwrap(), vec![0u8; 1024]);
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            vec![0u8; JOURNAL_TRAILER_BYTES]
+        );
     }
 }

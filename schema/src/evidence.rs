@@ -33,6 +33,8 @@ pub const CASES_DIR: &str = "cases";
 /// Inside the container only: the tar stream the runner appends every case's files to
 /// (`CASES_DIR/<id>/…`); the orchestrator expands it into the bundle, which never holds it.
 pub const JOURNAL_FILE: &str = "journal.tar";
+/// The two zero blocks that end the journal once the runner finished its cases.
+pub const JOURNAL_TRAILER_BYTES: usize = 1024;
 pub const STDOUT_FILE: &str = "stdout";
 pub const STDERR_FILE: &str = "stderr";
 pub const RECORD_FILE: &str = "record.json";
