@@ -3,7 +3,7 @@
 //! written the evidence of every earlier case and no summary).
 
 use crate::support::{
-    case_recorded, journal_files, mcpscope_bin, runner_bin, script, sentinel_bin, workspace_root,
+    mcpscope_bin, runner_bin, script, sentinel_bin, workspace_root, JournalFiles,
 };
 use scopebox_schema::evidence::RunError;
 use std::io::{BufRead, BufReader};
@@ -137,8 +137,9 @@ fn the_stall_fault_blocks_after_the_earlier_cases_are_recorded() {
     );
     let ev = base.join("evidence");
     // The journal the killed runner left has no trailer; its complete entries are the evidence.
-    assert!(journal_files(&ev).contains_key("cases/before-stall/record.json"));
-    assert!(!case_recorded(&ev, "stall"));
-    assert!(!case_recorded(&ev, "after-stall"));
+    let journal = JournalFiles::read(&ev);
+    assert!(!journal.file("before-stall", "record.json").is_empty());
+    assert!(!journal.recorded("stall"));
+    assert!(!journal.recorded("after-stall"));
     assert!(!ev.join("summary.json").exists());
 }

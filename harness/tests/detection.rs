@@ -2,7 +2,7 @@
 //! case must never stop or taint the next one. Each fake candidate is a shell script over a
 //! small matrix built here; the sentinel is the real one.
 
-use crate::support::{case_file, install_matrix, layout, runner_bin, script, sentinel_bin};
+use crate::support::{install_matrix, layout, runner_bin, script, sentinel_bin, JournalFiles};
 use scopebox_harness::case::run_case;
 use scopebox_harness::run::{run, RunStatus};
 use scopebox_harness::watch::Watch;
@@ -85,8 +85,9 @@ fn executing_the_sentinel_fails_that_case_only() {
         out.status.code(),
         Some(RunStatus::Failed.exit_code().into())
     );
+    let journal = JournalFiles::read(&l.evidence_dir);
     let read = |id: &str| -> CaseRecord {
-        serde_json::from_slice(&case_file(&l.evidence_dir, id, "record.json")).unwrap()
+        serde_json::from_slice(journal.file(id, "record.json")).unwrap()
     };
     let fires = read("fires");
     assert!(fires.marker_present);
@@ -230,7 +231,8 @@ fn a_candidate_that_cannot_start_fails_its_case_not_the_run() {
         ),
         RunStatus::Failed
     );
-    let stderr = String::from_utf8(case_file(&l.evidence_dir, "b", "stderr")).unwrap();
+    let journal = JournalFiles::read(&l.evidence_dir);
+    let stderr = String::from_utf8(journal.file("b", "stderr").to_vec()).unwrap();
     assert!(stderr.contains("failed to start the candidate"), "{stderr}");
     let summary = std::fs::read_to_string(l.evidence_dir.join("summary.json")).unwrap();
     assert!(summary.contains("\"failed\": 2"), "{summary}");

@@ -5,7 +5,7 @@
 //! paths spelled as container paths, instruction levels above the root.
 
 use crate::support::{
-    case_file, host_stable, layout, mcpscope_bin, run_and_replay, run_and_replay_shard, shipped,
+    host_stable, layout, mcpscope_bin, run_and_replay, run_and_replay_shard, shipped, JournalFiles,
 };
 use scopebox_schema::evidence::{
     Controls, NegativeControlRecord, PositiveControlRecord, RunSummary, Shard, CONTROLS_FILE,
@@ -103,9 +103,10 @@ fn each_case_leaves_the_same_evidence_whatever_order_the_cases_run_in() {
     let evidence_of = |matrix: &Matrix| {
         let _ = std::fs::remove_dir_all(&l.evidence_dir);
         run_and_replay(&l, matrix);
+        let journal = JournalFiles::read(&l.evidence_dir);
         let mut by_case = std::collections::BTreeMap::new();
         for c in &matrix.cases {
-            let file = |name: &str| case_file(&l.evidence_dir, &c.id, name);
+            let file = |name: &str| journal.file(&c.id, name).to_vec();
             let mut record: serde_json::Value =
                 serde_json::from_slice(&file("record.json")).unwrap();
             record["durationMicros"] = 0.into();
@@ -130,7 +131,8 @@ fn each_case_leaves_the_same_evidence_whatever_order_the_cases_run_in() {
 type CaseEvidence = (Vec<u8>, Vec<u8>, serde_json::Value, serde_json::Value);
 
 fn case_evidence(l: &scopebox_harness::Layout, id: &str) -> CaseEvidence {
-    let file = |name: &str| case_file(&l.evidence_dir, id, name);
+    let journal = JournalFiles::read(&l.evidence_dir);
+    let file = |name: &str| journal.file(id, name).to_vec();
     let mut record: serde_json::Value = serde_json::from_slice(&file("record.json")).unwrap();
     record["durationMicros"] = 0.into();
     let mut witness: serde_json::Value = serde_json::from_slice(&file("witness.json")).unwrap();

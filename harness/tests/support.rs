@@ -181,19 +181,19 @@ pub fn run_and_replay_shard(l: &Layout, matrix: &Matrix, shard: Shard) -> String
         Some(RunStatus::Passed.exit_code().into()),
         "{progress}"
     );
-    let ev = &l.evidence_dir;
+    let journal = JournalFiles::read(&l.evidence_dir);
     for (position, c) in matrix.cases.iter().enumerate() {
         if !shard.runs(position) {
-            assert!(!case_recorded(ev, &c.id), "{} is not this shard's", c.id);
+            assert!(!journal.recorded(&c.id), "{} is not this shard's", c.id);
             continue;
         }
         let record: CaseRecord =
-            serde_json::from_slice(&case_file(ev, &c.id, "record.json")).unwrap();
-        let stdout = case_file(ev, &c.id, "stdout");
-        let stderr = case_file(ev, &c.id, "stderr");
+            serde_json::from_slice(journal.file(&c.id, "record.json")).unwrap();
+        let stdout = journal.file(&c.id, "stdout");
+        let stderr = journal.file(&c.id, "stderr");
         let witness: WitnessRecord =
-            serde_json::from_slice(&case_file(ev, &c.id, "witness.json")).unwrap();
-        let again = judge::judge_witnessed(matrix, c, &stdout, &stderr, &record, &witness);
+            serde_json::from_slice(journal.file(&c.id, "witness.json")).unwrap();
+        let again = judge::judge_witnessed(matrix, c, stdout, stderr, &record, &witness);
         assert_eq!(again, record.verdict, "{}", c.id);
         assert!(
             record.verdict.pass,
@@ -205,45 +205,41 @@ pub fn run_and_replay_shard(l: &Layout, matrix: &Matrix, shard: Shard) -> String
     progress
 }
 
-/// The case files the runner appended to the evidence directory's journal (`cases/<id>/<name>`
+/// The case files the runner appended to an evidence directory's journal (`cases/<id>/<name>`
 /// → bytes), complete entries only, whether or not the runner lived to write the trailer —
-/// what the orchestrator lands in the bundle.
-pub fn journal_files(evidence_dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    let Ok(bytes) = std::fs::read(evidence_dir.join(scopebox_harness::journal::JOURNAL_FILE))
-    else {
-        return files;
-    };
-    let mut archive = tar::Archive::new(bytes.as_slice());
-    for entry in archive.entries().unwrap() {
-        let Ok(mut entry) = entry else { break };
-        let path = entry.path().unwrap().to_string_lossy().into_owned();
-        let mut data = Vec::new();
-        entry.read_to_end(&mut data).unwrap();
-        assert!(files.insert(path.clone(), data).is_none(), "{path} twice");
+/// what the orchestrator lands in the bundle. Read once per run, then looked up.
+pub struct JournalFiles(BTreeMap<String, Vec<u8>>);
+
+impl JournalFiles {
+    pub fn read(evidence_dir: &Path) -> JournalFiles {
+        let mut files = BTreeMap::new();
+        let path = evidence_dir.join(scopebox_harness::journal::JOURNAL_FILE);
+        if let Ok(bytes) = std::fs::read(path) {
+            let mut archive = tar::Archive::new(bytes.as_slice());
+            for entry in archive.entries().unwrap() {
+                let Ok(mut entry) = entry else { break };
+                let path = entry.path().unwrap().to_string_lossy().into_owned();
+                let mut data = Vec::new();
+                entry.read_to_end(&mut data).unwrap();
+                assert!(files.insert(path.clone(), data).is_none(), "{path} twice");
+            }
+        }
+        JournalFiles(files)
     }
-    files
-}
 
-/// One case file from the journal (`name`: `record.json`, `stdout`, `stderr`, `witness.json`).
-pub fn case_file(evidence_dir: &Path, id: &str, name: &str) -> Vec<u8> {
-    let path = format!("cases/{id}/{name}");
-    journal_files(evidence_dir)
-        .remove(&path)
-        .unwrap_or_else(|| {
-            panic!(
-                "{path} is not in the journal below {}",
-                evidence_dir.display()
-            )
-        })
-}
+    /// One case file (`name`: `record.json`, `stdout`, `stderr`, `witness.json`).
+    pub fn file(&self, id: &str, name: &str) -> &[u8] {
+        let path = format!("cases/{id}/{name}");
+        self.0
+            .get(&path)
+            .unwrap_or_else(|| panic!("{path} is not in the journal"))
+    }
 
-/// Whether the journal holds any file of case `id`.
-pub fn case_recorded(evidence_dir: &Path, id: &str) -> bool {
-    let prefix = format!("cases/{id}/");
-    journal_files(evidence_dir)
-        .keys()
-        .any(|k| k.starts_with(&prefix))
+    /// Whether the journal holds any file of case `id`.
+    pub fn recorded(&self, id: &str) -> bool {
+        let prefix = format!("cases/{id}/");
+        self.0.keys().any(|k| k.starts_with(&prefix))
+    }
 }
 
 /// An executable shell script (the fake candidates of `detection`).

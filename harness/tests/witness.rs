@@ -4,7 +4,7 @@
 //! runner's spawn and the candidate's exec; a candidate that double-forks, writes /tmp or execs
 //! through a memfd fails; a witness that cannot install its filter refuses the run.
 
-use crate::support::{case_file, runner_bin, script, sentinel_bin};
+use crate::support::{runner_bin, script, sentinel_bin, JournalFiles};
 use scopebox_schema::evidence::{CaseRecord, Controls, RunError, ADVERSARIAL_CONTROLS};
 use scopebox_schema::judge;
 use scopebox_schema::matrix::Matrix;
@@ -48,10 +48,10 @@ fn case_with(body: &str) -> (tempfile::TempDir, Output) {
 }
 
 fn case_failures(t: &tempfile::TempDir) -> (CaseRecord, WitnessRecord) {
-    let ev = t.path().join("run/evidence");
+    let journal = JournalFiles::read(&t.path().join("run/evidence"));
     (
-        serde_json::from_slice(&case_file(&ev, "one", "record.json")).unwrap(),
-        serde_json::from_slice(&case_file(&ev, "one", "witness.json")).unwrap(),
+        serde_json::from_slice(journal.file("one", "record.json")).unwrap(),
+        serde_json::from_slice(journal.file("one", "witness.json")).unwrap(),
     )
 }
 
