@@ -21,9 +21,7 @@ use std::path::{Path, PathBuf};
 /// Removes everything below each fixture root (the roots themselves are mount points and
 /// stay). Directories are made accessible first, so denied trees can be removed.
 pub fn clear(layout: &Layout) -> Result<(), HarnessError> {
-    let mut inside = Inside::new().at("remember the working directory in", Path::new("."))?;
-    for (_, root) in &layout.fixture_roots {
-        inside.enter(root).at("enter", root)?;
+    in_each_root(layout, |root| {
         // Children before their directory, so each directory is empty when it is removed.
         visit(root, Path::new("."), true, 0o700, &mut |entry, path| {
             if entry.file_type().is_dir() {
@@ -31,9 +29,26 @@ pub fn clear(layout: &Layout) -> Result<(), HarnessError> {
             } else {
                 fs::remove_file(entry.path()).at("remove", path)
             }
-        })?;
+        })
+    })
+}
+
+/// Runs `f` with the working directory inside each fixture root in turn (`Inside`), and back
+/// where it was at the end.
+fn in_each_root(
+    layout: &Layout,
+    mut f: impl FnMut(&Path) -> Result<(), HarnessError>,
+) -> Result<(), HarnessError> {
+    let mut inside = remember_working_directory()?;
+    for (_, root) in &layout.fixture_roots {
+        inside.enter(root).at("enter", root)?;
+        f(root)?;
     }
     Ok(())
+}
+
+fn remember_working_directory() -> Result<Inside, HarnessError> {
+    Inside::new().at("remember the working directory in", Path::new("."))
 }
 
 /// Visits every node below `start` (not `start` itself) with `walkdir`, never following a
@@ -108,7 +123,7 @@ fn denied_directory(
 /// modes deepest path first, so a denied directory never blocks writing or chmod below it.
 /// The matrix must have been validated (`judge::validate_matrix`).
 pub fn lay_out(layout: &Layout, entries: &[FixtureEntry]) -> Result<(), HarnessError> {
-    let mut inside = Inside::new().at("remember the working directory in", Path::new("."))?;
+    let mut inside = remember_working_directory()?;
     let mut modes: Vec<(&str, u32)> = Vec::new();
     for entry in entries {
         let logical = judge::entry_path(entry);
@@ -192,15 +207,13 @@ fn mode_of(mode: &Option<String>, default: u32) -> Result<u32, String> {
 /// the digest of their target text and never followed; FIFOs, sockets and devices are only
 /// `lstat`ed. Directories and non-files have size 0 (their sizes are filesystem noise).
 pub fn walk(layout: &Layout) -> Result<Vec<FixtureObservation>, HarnessError> {
-    let mut inside = Inside::new().at("remember the working directory in", Path::new("."))?;
     let mut out = Vec::new();
-    for (_, root) in &layout.fixture_roots {
-        inside.enter(root).at("enter", root)?;
+    in_each_root(layout, |root| {
         visit(root, Path::new("."), false, 0o500, &mut |entry, named| {
             out.push(observe(layout, entry.path(), named)?);
             Ok(())
-        })?;
-    }
+        })
+    })?;
     out.sort();
     Ok(out)
 }
