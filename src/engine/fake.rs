@@ -49,6 +49,9 @@ pub struct Fake {
     hanging: BTreeSet<Step>,
     wait: WaitBehaviour,
     logs: Vec<Vec<u8>>,
+    /// How many `logs` calls answer with nothing before the output is there (an engine whose
+    /// log lags the container's exit).
+    logs_late_by: std::sync::atomic::AtomicU32,
     evidence: Vec<u8>,
     /// The image ID the engine reports; `None` echoes the one asked for.
     reported_image_id: Option<String>,
@@ -68,6 +71,7 @@ impl Fake {
             hanging: BTreeSet::new(),
             wait: WaitBehaviour::Exit(0),
             logs: Vec::new(),
+            logs_late_by: Default::default(),
             evidence: crate::evidence::tests::evidence_tar(&[]),
             reported_image_id: None,
         }
@@ -102,6 +106,13 @@ impl Fake {
 
     pub fn with_logs(mut self, chunks: &[&[u8]]) -> Fake {
         self.logs = chunks.iter().map(|c| c.to_vec()).collect();
+        self
+    }
+
+    /// The first `calls` reads of the logs find them still empty.
+    pub fn with_logs_late_by(self, calls: u32) -> Fake {
+        self.logs_late_by
+            .store(calls, std::sync::atomic::Ordering::SeqCst);
         self
     }
 
@@ -302,7 +313,19 @@ impl Engine for Fake {
 
     fn logs(&self, id: &str) -> LogStream<'_> {
         self.call(format!("logs {id}"));
-        let chunks: Vec<Result<Vec<u8>, EngineError>> = self.logs.iter().cloned().map(Ok).collect();
+        let late = self
+            .logs_late_by
+            .fetch_update(
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+                |n| n.checked_sub(1),
+            )
+            .is_ok();
+        let chunks: Vec<Result<Vec<u8>, EngineError>> = if late {
+            Vec::new()
+        } else {
+            self.logs.iter().cloned().map(Ok).collect()
+        };
         Box::pin(futures_util::stream::iter(chunks))
     }
 

@@ -298,20 +298,39 @@ pub async fn probe<E: Engine>(
     Ok(outcome)
 }
 
-/// The first line the probe container printed (at most 512 bytes, 5 s), for the reason.
+/// The first line the probe container printed (at most 512 bytes, 5 s in all), for the reason.
+/// An engine may answer `wait` before the container's output reaches its log (Podman's conmon
+/// under load): an empty log is read again, a few times, before it is taken as silence.
 async fn probe_output<E: Engine>(engine: &E, id: &str) -> String {
+    const ATTEMPTS: u32 = 5;
+    let give_up = Instant::now() + Duration::from_secs(5);
     let mut out = Vec::new();
-    let mut logs = engine.logs(id);
-    let read = async {
-        while let Some(Ok(chunk)) = logs.next().await {
-            out.extend_from_slice(&chunk);
-            if out.len() > 512 {
-                break;
-            }
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(5), read).await;
-    drop(logs);
+        let mut logs = engine.logs(id);
+        let read = async {
+            while let Some(Ok(chunk)) = logs.next().await {
+                out.extend_from_slice(&chunk);
+                if out.len() > 512 {
+                    break;
+                }
+            }
+        };
+        let left = give_up.saturating_duration_since(Instant::now());
+        let _ = tokio::time::timeout(left, read).await;
+        drop(logs);
+        if !first_line(&out).is_empty() || Instant::now() >= give_up {
+            break;
+        }
+        out.clear();
+    }
+    first_line(&out)
+}
+
+/// The first non-blank line of at most 512 bytes of output, without control characters.
+fn first_line(out: &[u8]) -> String {
     let text = String::from_utf8_lossy(&out[..out.len().min(512)]).into_owned();
     text.lines()
         .find(|l| !l.trim().is_empty())
@@ -325,7 +344,8 @@ async fn probe_output<E: Engine>(engine: &E, id: &str) -> String {
 
 /// The line a person reads about a platform the engine cannot run.
 pub fn cannot_run_reason(platform: Platform, engine_arch: &str, detail: &str) -> String {
-    let detail = if detail.contains("exec format error") {
+    // Go's runtimes say "exec format error", C ones (crun) strerror's "Exec format error".
+    let detail = if detail.to_ascii_lowercase().contains("exec format error") {
         "exec format error: no binfmt_misc handler for it".to_string()
     } else {
         detail.to_string()
@@ -1109,7 +1129,7 @@ async fn ensure_image<E: Engine>(engine: &E, image: &image::Image) -> Result<Loa
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::fake::{Fake, Step};
+    use crate::engine::fake::{Fake, Step, WaitBehaviour};
     use scopebox_receipts::archive::ArchiveFile;
 
     fn image() -> image::Image {
@@ -1186,6 +1206,37 @@ mod tests {
         assert!(fake.objects().is_empty());
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn a_probe_log_that_lags_the_exit_is_read_again_until_it_says_why() {
+        let said = b"exec /probe: exec format error\n";
+        let fake = Fake::new()
+            .with_wait(WaitBehaviour::Exit(1))
+            .with_logs(&[said])
+            .with_logs_late_by(2);
+        let got = probe(&fake, Platform::LinuxArm64, "t1", true)
+            .await
+            .unwrap();
+        assert_eq!(
+            got,
+            Probe::Cannot("its probe exited 1: exec /probe: exec format error".into())
+        );
+        let reads = fake
+            .calls()
+            .iter()
+            .filter(|c| c.starts_with("logs"))
+            .count();
+        assert_eq!(reads, 3, "two empty reads, then the line");
+        // A probe that truly printed nothing is reported as silent, after a bounded wait.
+        let silent = Fake::new()
+            .with_wait(WaitBehaviour::Exit(1))
+            .with_logs_late_by(100);
+        let got = probe(&silent, Platform::LinuxArm64, "t2", true)
+            .await
+            .unwrap();
+        assert_eq!(got, Probe::Cannot("its probe exited 1".into()));
+        assert!(silent.objects().is_empty(), "{:?}", silent.objects());
+    }
+
     #[test]
     fn the_reason_a_platform_cannot_run_says_what_to_install() {
         let r = cannot_run_reason(
@@ -1196,6 +1247,16 @@ mod tests {
         assert!(r.contains("exec format error"), "{r}");
         assert!(r.contains("qemu-user-static"), "{r}");
         assert!(r.contains("aarch64"), "{r}");
+        // crun (C) says it with strerror's capital.
+        let r = cannot_run_reason(
+            Platform::LinuxArm64,
+            "x86_64",
+            "crun: exec container process `/probe`: Exec format error",
+        );
+        assert!(
+            r.contains("exec format error: no binfmt_misc handler"),
+            "{r}"
+        );
     }
 
     #[test]
