@@ -298,6 +298,30 @@ pub async fn probe<E: Engine>(
     Ok(outcome)
 }
 
+/// Runs `engine` and `build` together and answers with both, `engine`'s error first: when it
+/// fails, `build` is dropped at once (whatever it was doing); a failed `build` is returned only
+/// after `engine` succeeded.
+async fn engine_first<A, B>(
+    engine: impl std::future::Future<Output = Result<A, CommandError>>,
+    build: impl std::future::Future<Output = Result<B, CommandError>>,
+) -> Result<(A, B), CommandError> {
+    let mut engine = std::pin::pin!(engine);
+    let mut build = std::pin::pin!(build);
+    let mut built = None;
+    let answered = loop {
+        tokio::select! {
+            answered = &mut engine => break answered,
+            done = &mut build, if built.is_none() => built = Some(done),
+        }
+    };
+    let answered = answered?;
+    let built = match built {
+        Some(done) => done?,
+        None => build.await?,
+    };
+    Ok((answered, built))
+}
+
 /// The first line the probe container printed (at most 512 bytes, 5 s in all), for the reason.
 /// An engine may answer `wait` before the container's output reaches its log (Podman's conmon
 /// under load): an empty log is read again, a few times, before it is taken as silence.
@@ -393,49 +417,67 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let (recipe, recipe_bytes) = crate::shipped::recipe()?;
     let root = crate::shipped::source_root()?;
 
-    let engine = reach_engine().await?;
-    let info = bounded("ask the Docker engine about itself", engine.info()).await?;
-    let engine_platform = Platform::from_machine(&info.architecture);
+    // The static build (a freshness check when warm, ~0.4 s of cargo) runs while the engine is
+    // asked and every emulated platform probed: nothing waits on it until the images are made.
+    // The engine's answer comes first: a run the engine refuses (unreachable, a required
+    // platform it cannot run) is refused for that reason, and the build is dropped, which
+    // kills cargo (`kill_on_drop`); a failed build is reported only once the engine agreed.
+    let build = async {
+        let clock = Instant::now();
+        eprintln!("scopebox: {}", toolchain::building());
+        toolchain::build_shipped(&root).await?;
+        Ok::<_, CommandError>(clock.elapsed())
+    };
+    let ask_engine = async {
+        let engine = reach_engine().await?;
+        let info = bounded("ask the Docker engine about itself", engine.info()).await?;
+        let engine_platform = Platform::from_machine(&info.architecture);
 
-    // Probe every platform the engine would have to emulate, before anything is built.
-    let unrunnable: Vec<Platform> = std::env::var(UNRUNNABLE_FOR_TESTS_ENV)
-        .unwrap_or_default()
-        .split(',')
-        .filter_map(Platform::parse)
-        .collect();
-    let mut covered = Vec::new();
-    let mut not_covered = Vec::new();
-    for &platform in &selection.platforms {
-        let forced = unrunnable.contains(&platform);
-        if engine_platform == Some(platform) && !forced {
-            covered.push(platform);
-            continue;
-        }
-        match probe(&engine, platform, &run_id, forced).await? {
-            Probe::Runs => covered.push(platform),
-            Probe::Cannot(detail) => {
-                let reason = cannot_run_reason(platform, &info.architecture, &detail);
-                if selection.required {
-                    return Err(CommandError::PlatformUnavailable { platform, reason });
+        // Probe every platform the engine would have to emulate, before any image is made.
+        let unrunnable: Vec<Platform> = std::env::var(UNRUNNABLE_FOR_TESTS_ENV)
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(Platform::parse)
+            .collect();
+        let mut covered = Vec::new();
+        let mut not_covered = Vec::new();
+        for &platform in &selection.platforms {
+            let forced = unrunnable.contains(&platform);
+            if engine_platform == Some(platform) && !forced {
+                covered.push(platform);
+                continue;
+            }
+            match probe(&engine, platform, &run_id, forced).await? {
+                Probe::Runs => covered.push(platform),
+                Probe::Cannot(detail) => {
+                    let reason = cannot_run_reason(platform, &info.architecture, &detail);
+                    if selection.required {
+                        return Err(CommandError::PlatformUnavailable { platform, reason });
+                    }
+                    eprintln!("scopebox: NOT COVERED {platform}: {reason}");
+                    not_covered.push(NotCovered { platform, reason });
                 }
-                eprintln!("scopebox: NOT COVERED {platform}: {reason}");
-                not_covered.push(NotCovered { platform, reason });
             }
         }
-    }
-    if covered.is_empty() {
-        let n = not_covered.remove(0);
-        return Err(CommandError::PlatformUnavailable {
-            platform: n.platform,
-            reason: n.reason,
-        });
-    }
-    // What the candidates are built from, taken before anything is built.
-    let origins: Vec<(Platform, bool)> = covered
-        .iter()
-        .map(|&p| (p, !given.iter().any(|c| c.platform == p)))
-        .collect();
-    let provenance = crate::provenance::gather(&root, &info, &origins);
+        if covered.is_empty() {
+            let n = not_covered.remove(0);
+            return Err(CommandError::PlatformUnavailable {
+                platform: n.platform,
+                reason: n.reason,
+            });
+        }
+        // What the candidates are built from: the source revision, read while cargo checks or
+        // builds it (cargo writes only under target/, which the revision's status ignores).
+        let origins: Vec<(Platform, bool)> = covered
+            .iter()
+            .map(|&p| (p, !given.iter().any(|c| c.platform == p)))
+            .collect();
+        let provenance = crate::provenance::gather(&root, &info, &origins);
+        Ok::<_, CommandError>((engine, info, covered, not_covered, provenance))
+    };
+    let ((engine, info, covered, not_covered, provenance), build_time) =
+        engine_first(ask_engine, build).await?;
+    let engine_platform = Platform::from_machine(&info.architecture);
     phases.lap("engine");
 
     // One listener for the whole run, from here on, shared by every platform: a Ctrl-C that
@@ -447,10 +489,6 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     let prepare = async {
         let pack_clock = Instant::now();
         let mut given = given;
-        // One invocation for every binary of every platform (a given candidate's platform
-        // still gets the harness, and every image the witness of every machine).
-        eprintln!("scopebox: {}", toolchain::building());
-        toolchain::build_shipped(&root).await?;
         // Each platform's candidate packed (compressed) on a thread of its own.
         let given_per_platform: Vec<Option<Candidate>> = covered
             .iter()
@@ -493,7 +531,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
                 ));
             }
         }
-        let pack_ms = pack_clock.elapsed().as_millis() as u64;
+        let pack_ms = (build_time + pack_clock.elapsed()).as_millis() as u64;
 
         let image_clock = Instant::now();
         let mut images = Vec::new();
@@ -1204,6 +1242,61 @@ mod tests {
         assert_eq!(got, Probe::Runs);
         assert!(!fake.calls().iter().any(|c| c.starts_with("remove_image")));
         assert!(fake.objects().is_empty());
+    }
+
+    /// Sets its flag when dropped: whether a future was abandoned.
+    struct DropFlag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+    impl Drop for DropFlag {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_engines_refusal_wins_and_drops_a_build_still_running() {
+        let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = DropFlag(dropped.clone());
+        let build = async move {
+            let _flag = flag;
+            std::future::pending::<()>().await;
+            Ok::<_, CommandError>(())
+        };
+        let engine = async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Err::<(), _>(CommandError::Usage("engine said no".into()))
+        };
+        let err = engine_first(engine, build).await.expect_err("refused");
+        assert_eq!(err.to_string(), "engine said no");
+        assert!(
+            dropped.load(std::sync::atomic::Ordering::SeqCst),
+            "build not dropped"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_build_is_reported_only_once_the_engine_agreed() {
+        let build = async { Err::<(), _>(CommandError::Usage("build failed".into())) };
+        // The engine answers after the build failed: its refusal is the one reported.
+        let refusing = async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Err::<(), _>(CommandError::Usage("engine said no".into()))
+        };
+        let err = engine_first(refusing, build).await.expect_err("refused");
+        assert_eq!(err.to_string(), "engine said no");
+        let build = async { Err::<(), _>(CommandError::Usage("build failed".into())) };
+        let agreeing = async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Ok::<_, CommandError>(7)
+        };
+        let err = engine_first(agreeing, build).await.expect_err("build");
+        assert_eq!(err.to_string(), "build failed");
+        // Both succeed, in either order of finishing.
+        let slow_build = async {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            Ok::<_, CommandError>("built")
+        };
+        let got = engine_first(async { Ok::<_, CommandError>(1) }, slow_build).await;
+        assert_eq!(got.unwrap(), (1, "built"));
     }
 
     #[tokio::test(start_paused = true)]
