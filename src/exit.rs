@@ -7,7 +7,7 @@
 //! | 1    | the run (or a command) failed: a case, control, boundary check, build or engine step (including an engine call that did not answer within 120 s) |
 //! | 2    | usage: bad arguments, a non-empty `--out`, a refused candidate (digest mismatch), an invalid matrix — nothing was run; for `native`: a refused pinned input (digest mismatch, missing member, version no longer served, corrupt cache entry, `--offline` miss, invalid lock) |
 //! | 3    | the Docker engine is unreachable, or did not answer its first ping within 120 s (the hint names the address tried) |
-//! | 4    | a platform named with `--platform` (or by a `--candidate`) cannot run on this engine (no emulator / binfmt handler: exec format error); probed before anything is built, nothing left behind |
+//! | 4    | a platform named with `--platform` (or by a `--candidate`) cannot run on this engine (no emulator / binfmt handler: exec format error); probed before any image is made (a static build under way is stopped), nothing left behind |
 //! | 124  | the deadline passed; the container was killed, its evidence still exported |
 //! | 130  | interrupted by Ctrl-C; container and volume removed |
 //!

@@ -3,7 +3,7 @@
 //! wrapping it in a docker-archive to load through the Engine API, and checking the engine's
 //! inspection against the computed identity. Also the probe image: one tiny hand-made static
 //! ELF per platform that only exits 0, so whether the engine can run a platform is known
-//! before anything is built or any case runs. This module never talks to the engine itself.
+//! before any image is made or any case runs. This module never talks to the engine itself.
 
 pub use scopebox_receipts::image::Image;
 use scopebox_schema::digest::sha256_hex;

@@ -1,8 +1,8 @@
 //! The receipt's `provenance`: what the candidates were built from (the git commit of the
 //! source checkout and whether its tree was dirty, when it is a git checkout), the Cargo.lock
 //! digest, `rustc -vV`, this scopebox's version, and the engine (name, version, OS,
-//! architecture). Gathered once, before anything is built, from the checkout and the engine's
-//! `/info`. A fact that cannot be had (no git, no rustc) is recorded as absent or empty, never
+//! architecture). Gathered once, from the checkout and the engine's `/info`, while cargo checks
+//! or builds the static binaries (it writes only under target/, which git ignores). A fact that cannot be had (no git, no rustc) is recorded as absent or empty, never
 //! guessed; it never fails a run.
 
 use crate::engine::EngineInfo;

@@ -1,9 +1,9 @@
 //! One evidence run, end to end, over every platform asked for: vet the candidates (first,
 //! before anything else), check the matrix and the bundle directory, reach the engine and ask
-//! its architecture, probe every platform it would have to emulate (before anything is built
+//! its architecture, probe every platform it would have to emulate (before any image is made
 //! or any case runs: a required platform it cannot run is refused, one of the default set is
-//! recorded as not covered), build every platform's static binaries (one cargo invocation, the
-//! one pack makes: pack = run), generate and load each platform's image (verifying its ID),
+//! recorded as not covered) while every platform's static binaries are built (one cargo
+//! invocation, the one pack makes: pack = run; stopped when the run is refused), generate and load each platform's image (verifying its ID),
 //! sweep stale leftovers, run the platforms' container lifecycles concurrently (`lifecycle`,
 //! which extracts each `/evidence` as soon as it is exported), judge every platform side by
 //! side, and write the one receipt bundle. Ctrl-C is raced against every
