@@ -213,3 +213,105 @@ pub fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
     );
     assert!(!names.contains(&"evidence-exported"), "{names:?}");
 }
+
+/// Whether process `pid` is still running (absent or a zombie is not).
+fn process_running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // "pid (comm) S …": the state follows the last ')'.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+pub fn ctrl_c_during_the_static_build_exits_130_stops_cargo_and_writes_nothing() {
+    let dir = tempdir();
+    let bundle = dir.path().join("bundle");
+    let pid_file = dir.path().join("cargo.pid");
+    // A `cargo` that never finishes: it says who it is, then sleeps in its own place (exec), so
+    // the pid written is the process scopebox must stop.
+    let fake_cargo = dir.path().join("cargo");
+    std::fs::write(
+        &fake_cargo,
+        format!(
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 600\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &fake_cargo,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_scopebox"))
+        .args(["run", "--out", bundle.to_str().unwrap(), "--json"])
+        .args(["--platform", "linux/amd64"])
+        .env("CARGO", &fake_cargo)
+        .current_dir(workspace())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the scopebox binary starts");
+    let mut child = Reap(child);
+    let mut lines = Lines::of(&mut child.0);
+
+    // Building: the build line was printed, the engine answered (its line comes once the
+    // Ctrl-C listener is in place, while the build is still awaited) and the fake cargo runs.
+    let since = Instant::now();
+    let (mut building, mut answered) = (false, false);
+    while !(building && answered) {
+        let Some(line) = lines.next(since, START_BOUND) else {
+            panic!("scopebox exited before it built; stderr:\n{}", lines.all());
+        };
+        building |= line.starts_with("scopebox: building ");
+        answered |= line.starts_with("scopebox: engine ") && line.ends_with(" answered");
+    }
+    let cargo_pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            since.elapsed() < START_BOUND,
+            "the fake cargo never started; stderr:\n{}",
+            lines.all()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(process_running(cargo_pid), "the fake cargo is not running");
+    let pid = rustix::process::Pid::from_child(&child.0);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT is sent");
+
+    let since = Instant::now();
+    while lines.next(since, END_BOUND).is_some() {}
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(child.0.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let status = child.0.wait().expect("scopebox is waited for");
+    let stderr = lines.all();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted before any container was created"),
+        "{stderr}"
+    );
+    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one object");
+    assert_eq!(summary["exitCode"], 130, "{summary}");
+    assert_eq!(summary["outcome"], "interrupted", "{summary}");
+    assert!(
+        !bundle.exists(),
+        "a run interrupted while building wrote a bundle"
+    );
+    // The build was stopped with the run (kill_on_drop), not left sleeping.
+    let since = Instant::now();
+    while process_running(cargo_pid) {
+        assert!(
+            since.elapsed() < END_BOUND,
+            "the build outlived the interrupted run"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

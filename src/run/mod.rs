@@ -298,28 +298,42 @@ pub async fn probe<E: Engine>(
     Ok(outcome)
 }
 
-/// Runs `engine` and `build` together and answers with both, `engine`'s error first: when it
-/// fails, `build` is dropped at once (whatever it was doing); a failed `build` is returned only
-/// after `engine` succeeded.
-async fn engine_first<A, B>(
-    engine: impl std::future::Future<Output = Result<A, CommandError>>,
-    build: impl std::future::Future<Output = Result<B, CommandError>>,
-) -> Result<(A, B), CommandError> {
-    let mut engine = std::pin::pin!(engine);
-    let mut build = std::pin::pin!(build);
-    let mut built = None;
-    let answered = loop {
-        tokio::select! {
-            answered = &mut engine => break answered,
-            done = &mut build, if built.is_none() => built = Some(done),
+/// A build started before the engine was asked: finished while it was, or still running (to
+/// be awaited where a Ctrl-C can be caught).
+enum Building<F: std::future::Future> {
+    Done(F::Output),
+    Running(std::pin::Pin<Box<F>>),
+}
+
+impl<F: std::future::Future> Building<F> {
+    async fn finish(self) -> F::Output {
+        match self {
+            Building::Done(output) => output,
+            Building::Running(build) => build.await,
         }
+    }
+}
+
+/// Runs `engine` and `build` together until `engine` answers, `engine`'s error first: when it
+/// fails, `build` is dropped at once (whatever it was doing); a failed `build` is returned (by
+/// `Building::finish`) only after `engine` succeeded. A build still running is handed back.
+async fn engine_first<A, F>(
+    engine: impl std::future::Future<Output = Result<A, CommandError>>,
+    build: F,
+) -> Result<(A, Building<F>), CommandError>
+where
+    F: std::future::Future,
+{
+    let mut engine = std::pin::pin!(engine);
+    let mut build = Box::pin(build);
+    let first = tokio::select! {
+        answered = &mut engine => Ok(answered),
+        done = &mut build => Err(done),
     };
-    let answered = answered?;
-    let built = match built {
-        Some(done) => done?,
-        None => build.await?,
-    };
-    Ok((answered, built))
+    match first {
+        Ok(answered) => Ok((answered?, Building::Running(build))),
+        Err(done) => Ok((engine.await?, Building::Done(done))),
+    }
 }
 
 /// The first line the probe container printed (at most 512 bytes, 5 s in all), for the reason.
@@ -475,7 +489,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         let provenance = crate::provenance::gather(&root, &info, &origins);
         Ok::<_, CommandError>((engine, info, covered, not_covered, provenance))
     };
-    let ((engine, info, covered, not_covered, provenance), build_time) =
+    let ((engine, info, covered, not_covered, provenance), building) =
         engine_first(ask_engine, build).await?;
     let engine_platform = Platform::from_machine(&info.architecture);
     phases.lap("engine");
@@ -485,8 +499,17 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     // yet. If it cannot be installed, only the deadline can end the run.
     let ctrl_c = crate::run::CtrlC::listen();
     let interrupted = || ctrl_c.hit();
+    // Said once the listener is in place: from this line on, Ctrl-C is answered with exit 130
+    // (before it, during the engine's first answers, it ends the process as any Ctrl-C does).
+    eprintln!(
+        "scopebox: engine {} {} ({}) answered",
+        info.name.as_str(),
+        scopebox_terminal::escape(&info.server_version),
+        scopebox_terminal::escape(&info.architecture)
+    );
 
     let prepare = async {
+        let build_time = building.finish().await?;
         let pack_clock = Instant::now();
         let mut given = given;
         // Each platform's candidate packed (compressed) on a thread of its own.
@@ -1265,7 +1288,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(10)).await;
             Err::<(), _>(CommandError::Usage("engine said no".into()))
         };
-        let err = engine_first(engine, build).await.expect_err("refused");
+        let err = engine_first(engine, build).await.err().expect("refused");
         assert_eq!(err.to_string(), "engine said no");
         assert!(
             dropped.load(std::sync::atomic::Ordering::SeqCst),
@@ -1281,22 +1304,31 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(1)).await;
             Err::<(), _>(CommandError::Usage("engine said no".into()))
         };
-        let err = engine_first(refusing, build).await.expect_err("refused");
+        let err = engine_first(refusing, build).await.err().expect("refused");
         assert_eq!(err.to_string(), "engine said no");
         let build = async { Err::<(), _>(CommandError::Usage("build failed".into())) };
         let agreeing = async {
             tokio::time::sleep(Duration::from_secs(1)).await;
             Ok::<_, CommandError>(7)
         };
-        let err = engine_first(agreeing, build).await.expect_err("build");
+        let (answered, building) = engine_first(agreeing, build).await.expect("agreed");
+        assert_eq!(answered, 7);
+        let err = building.finish().await.expect_err("build");
         assert_eq!(err.to_string(), "build failed");
         // Both succeed, in either order of finishing.
         let slow_build = async {
             tokio::time::sleep(Duration::from_secs(2)).await;
             Ok::<_, CommandError>("built")
         };
-        let got = engine_first(async { Ok::<_, CommandError>(1) }, slow_build).await;
-        assert_eq!(got.unwrap(), (1, "built"));
+        let (answered, building) = engine_first(async { Ok::<_, CommandError>(1) }, slow_build)
+            .await
+            .unwrap();
+        assert_eq!(answered, 1);
+        assert!(
+            matches!(building, Building::Running(_)),
+            "handed back running"
+        );
+        assert_eq!(building.finish().await.unwrap(), "built");
     }
 
     #[tokio::test(start_paused = true)]
