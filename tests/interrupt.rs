@@ -79,6 +79,23 @@ impl Drop for Reap {
     }
 }
 
+/// `scopebox` itself (not a `cargo run` wrapper: SIGINT must reach it) started from the
+/// workspace with `configure`'s arguments, stdout and stderr piped, and stderr read as it comes.
+fn start_scopebox(configure: impl FnOnce(&mut Command)) -> (Reap, Lines) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_scopebox"));
+    configure(&mut command);
+    let child = command
+        .current_dir(workspace())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the scopebox binary starts");
+    let mut child = Reap(child);
+    let lines = Lines::of(&mut child.0);
+    (child, lines)
+}
+
 /// The run id from "running N case(s) of M on linux/amd64 in container scopebox-<id>-amd64
 /// (deadline …)".
 fn run_id_of(line: &str) -> Option<String> {
@@ -105,21 +122,13 @@ pub fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
     let bundle = dir.path().join("bundle");
     let matrix = workspace().join("harness/matrix/faults/stall.json");
     let _hold = crate::support::engine_hold();
-    // The binary itself, not a `cargo run` wrapper: SIGINT must reach scopebox.
-    let child = Command::new(env!("CARGO_BIN_EXE_scopebox"))
-        .args(["run", "--out", bundle.to_str().unwrap()])
-        .args(["--matrix", matrix.to_str().unwrap(), "--deadline", "120"])
-        // One container, so that the one running is the stall's (with shards, the first
-        // shard's container may already have exited).
-        .args(["--platform", "linux/amd64", "--shards", "1"])
-        .current_dir(workspace())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the scopebox binary starts");
-    let mut child = Reap(child);
-    let mut lines = Lines::of(&mut child.0);
+    let (mut child, mut lines) = start_scopebox(|c| {
+        c.args(["run", "--out", bundle.to_str().unwrap()])
+            .args(["--matrix", matrix.to_str().unwrap(), "--deadline", "120"])
+            // One container, so that the one running is the stall's (with shards, the first
+            // shard's container may already have exited).
+            .args(["--platform", "linux/amd64", "--shards", "1"]);
+    });
 
     // Built: the image line comes once every static binary is built and the image loaded.
     let since = Instant::now();
@@ -245,18 +254,11 @@ pub fn ctrl_c_during_the_static_build_exits_130_stops_cargo_and_writes_nothing()
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_scopebox"))
-        .args(["run", "--out", bundle.to_str().unwrap(), "--json"])
-        .args(["--platform", "linux/amd64"])
-        .env("CARGO", &fake_cargo)
-        .current_dir(workspace())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the scopebox binary starts");
-    let mut child = Reap(child);
-    let mut lines = Lines::of(&mut child.0);
+    let (mut child, mut lines) = start_scopebox(|c| {
+        c.args(["run", "--out", bundle.to_str().unwrap(), "--json"])
+            .args(["--platform", "linux/amd64"])
+            .env("CARGO", &fake_cargo);
+    });
 
     // Building: the build line was printed, the engine answered (its line comes once the
     // Ctrl-C listener is in place, while the build is still awaited) and the fake cargo runs.
