@@ -2,8 +2,9 @@
 //! source checkout and whether its tree was dirty, when it is a git checkout), the Cargo.lock
 //! digest, `rustc -vV`, this scopebox's version, and the engine (name, version, OS,
 //! architecture). Gathered once, from the checkout and the engine's `/info`, while cargo checks
-//! or builds the static binaries (it writes only under target/, which git ignores). A fact that cannot be had (no git, no rustc) is recorded as absent or empty, never
-//! guessed; it never fails a run.
+//! or builds the static binaries (it writes only under target/, which git ignores). A fact that
+//! cannot be had (no git, no rustc) is recorded as absent or empty, never guessed; it never
+//! fails a run.
 
 use crate::engine::EngineInfo;
 use scopebox_schema::digest::sha256_hex;

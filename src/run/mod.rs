@@ -3,8 +3,9 @@
 //! its architecture, probe every platform it would have to emulate (before any image is made
 //! or any case runs: a required platform it cannot run is refused, one of the default set is
 //! recorded as not covered) while every platform's static binaries are built (one cargo
-//! invocation, the one pack makes: pack = run; stopped when the run is refused), generate and load each platform's image (verifying its ID),
-//! sweep stale leftovers, run the platforms' container lifecycles concurrently (`lifecycle`,
+//! invocation, the one pack makes: pack = run; stopped when the run is refused), generate and
+//! load each platform's image (verifying its ID), sweep stale leftovers, run the platforms'
+//! container lifecycles concurrently (`lifecycle`,
 //! which extracts each `/evidence` as soon as it is exported), judge every platform side by
 //! side, and write the one receipt bundle. Ctrl-C is raced against every
 //! step. It sequences; the steps themselves live in their own modules.
@@ -343,6 +344,7 @@ async fn probe_output<E: Engine>(engine: &E, id: &str) -> String {
     const ATTEMPTS: u32 = 5;
     let give_up = Instant::now() + Duration::from_secs(5);
     let mut out = Vec::new();
+    let mut said = String::new();
     for attempt in 0..ATTEMPTS {
         if attempt > 0 {
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -359,12 +361,13 @@ async fn probe_output<E: Engine>(engine: &E, id: &str) -> String {
         let left = give_up.saturating_duration_since(Instant::now());
         let _ = tokio::time::timeout(left, read).await;
         drop(logs);
-        if !first_line(&out).is_empty() || Instant::now() >= give_up {
+        said = first_line(&out);
+        if !said.is_empty() || Instant::now() >= give_up {
             break;
         }
         out.clear();
     }
-    first_line(&out)
+    said
 }
 
 /// The first non-blank line of at most 512 bytes of output, without control characters.
