@@ -1,9 +1,10 @@
 //! The container lifecycle of one evidence run, and the label sweeps around it. In order:
 //! create the labelled volume, create and start the container, follow its logs while waiting
 //! under the deadline (`tokio::time::timeout`), and on expiry kill it FIRST; then copy
-//! `/evidence` out (only once the engine confirmed it stopped), inspect container and image,
-//! and finally — on every path: success, failure, deadline, Ctrl-C — remove the container and
-//! the volume and sweep by `scopebox.run=<id>`. Every other engine call is under its own
+//! `/evidence` out (only once the engine confirmed it stopped) and write it into the bundle on
+//! a blocking thread while the engine inspects container and image, and finally — on every path: success, failure, deadline, Ctrl-C — remove the container and
+//! the volume and sweep by `scopebox.run=<id>`; the lifecycle returns only once the bundle's
+//! copy is written (or refused). Every other engine call is under its own
 //! `STEP_TIMEOUT`.
 //! Every step's failure is recorded, never thrown past the cleanup; every step the engine
 //! confirmed is logged in order with its offset from the run's start (`Record::events`, written
@@ -217,8 +218,9 @@ pub async fn lifecycle<E: Engine, W: Write>(
     progress: &mut Progress<W>,
 ) -> Record {
     let mut rec = Record::default();
+    let mut extraction = None;
     let interrupted = {
-        let steps = steps(engine, plan, &mut rec, progress);
+        let steps = steps(engine, plan, &mut rec, &mut extraction, progress);
         tokio::pin!(steps);
         tokio::pin!(interrupt);
         tokio::select! {
@@ -235,14 +237,47 @@ pub async fn lifecycle<E: Engine, W: Write>(
             }
         }
     }
+    // Whether to keep the container for a look depends on whether its evidence was sound.
+    if plan.keep_on_failure {
+        settle(extraction.take(), &mut rec).await;
+    }
     cleanup(engine, plan, &mut rec).await;
+    settle(extraction, &mut rec).await;
     rec
+}
+
+/// The evidence being written into the bundle on a blocking thread (file creation is the slow
+/// part of an export on some filesystems) while the engine inspects and removes the container;
+/// it yields the extraction's outcome and whether the container had been killed by then.
+type Extraction = tokio::task::JoinHandle<(Result<crate::evidence::Extracted, String>, bool)>;
+
+/// Waits for `extraction`, if one was started, and records its outcome: always awaited before
+/// the lifecycle returns, so no write into the bundle outlives it (not even after Ctrl-C).
+async fn settle(extraction: Option<Extraction>, rec: &mut Record) {
+    let Some(extraction) = extraction else {
+        return;
+    };
+    let id = rec.container_id.as_deref().map(short).unwrap_or_default();
+    match extraction.await {
+        // Killed mid-case, the runner never got to end its journal: the cases before the cut
+        // are the evidence, and the run already failed.
+        Ok((Ok(done), killed)) if done.journal_cut && !killed => rec.errors.push(format!(
+            "read the case journal of container {id}: it does not end with exactly its \
+             trailer, so the runner never finished its cases or something else cut or padded it"
+        )),
+        Ok((Ok(_), _)) => {}
+        Ok((Err(problem), _)) => rec.errors.push(problem),
+        Err(e) => rec.errors.push(format!(
+            "failed to extract the evidence of container {id}: the extraction stopped: {e}"
+        )),
+    }
 }
 
 async fn steps<E: Engine, W: Write>(
     engine: &E,
     plan: &Plan,
     rec: &mut Record,
+    extraction: &mut Option<Extraction>,
     progress: &mut Progress<W>,
 ) {
     if let Err(e) = bounded(
@@ -367,23 +402,15 @@ async fn steps<E: Engine, W: Write>(
             rec.log(plan, EventKind::EvidenceExported);
             match &plan.evidence_dest {
                 Some(dest) => {
-                    let extracted = std::fs::create_dir_all(dest)
-                        .map_err(|e| format!("create {}: {e}", dest.display()))
-                        .and_then(|()| {
-                            crate::evidence::extract(&tar, dest).map_err(|e| describe(&e))
-                        });
-                    match extracted {
-                        // Killed mid-case, the runner never got to end its journal: the cases
-                        // before the cut are the evidence, and the run already failed.
-                        Ok(done) if done.journal_cut && !rec.killed => rec.errors.push(format!(
-                            "read the case journal of container {}: it does not end with \
-                             exactly its trailer, so the runner never finished its cases or \
-                             something else cut or padded it",
-                            short(&id)
-                        )),
-                        Ok(_) => {}
-                        Err(problem) => rec.errors.push(problem),
-                    }
+                    let (dest, killed) = (dest.clone(), rec.killed);
+                    *extraction = Some(tokio::task::spawn_blocking(move || {
+                        let extracted = std::fs::create_dir_all(&dest)
+                            .map_err(|e| format!("create {}: {e}", dest.display()))
+                            .and_then(|()| {
+                                crate::evidence::extract(&tar, &dest).map_err(|e| describe(&e))
+                            });
+                        (extracted, killed)
+                    }));
                 }
                 None => rec.evidence = Some(tar),
             }
@@ -762,7 +789,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn with_a_destination_the_evidence_is_extracted_there_before_cleanup() {
+    async fn with_a_destination_the_evidence_is_extracted_there_by_the_end_of_the_run() {
         let dir = tempfile::tempdir().unwrap();
         let dest = dir.path().join("platforms/linux-amd64/evidence");
         let fake = Fake::new().with_evidence(evidence_tar(&[
@@ -782,8 +809,8 @@ mod tests {
         assert_eq!(lifecycle_check(&rec, &p), Vec::<String>::new());
     }
 
-    #[tokio::test]
-    async fn an_unsafe_archive_is_an_error_and_everything_is_still_removed() {
+    /// A run whose evidence archive carries a symlink, extracted into a temporary bundle.
+    async fn run_with_an_unsafe_archive(keep: bool) -> (Fake, Record, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
         let mut tar = tar::Builder::new(Vec::new());
         let mut h = tar::Header::new_gnu();
@@ -792,7 +819,7 @@ mod tests {
         tar.append_link(&mut h, "evidence/summary.json", "/etc/passwd")
             .unwrap();
         let fake = Fake::new().with_evidence(tar.into_inner().unwrap());
-        let mut p = plan(false);
+        let mut p = plan(keep);
         p.evidence_dest = Some(dir.path().join("evidence"));
         let rec = go(&fake, &p).await;
         assert!(
@@ -803,7 +830,22 @@ mod tests {
             rec.errors
         );
         assert!(!dir.path().join("evidence/summary.json").exists());
+        (fake, rec, dir)
+    }
+
+    #[tokio::test]
+    async fn an_unsafe_archive_is_an_error_and_everything_is_still_removed() {
+        // The extraction runs beside the removal; its failure is still recorded.
+        let (fake, rec, _dir) = run_with_an_unsafe_archive(false).await;
         removed_everything(&fake, &rec);
+    }
+
+    #[tokio::test]
+    async fn with_keep_on_failure_an_unsafe_archive_keeps_the_container() {
+        // The keep decision waits for the extraction: its failure is the run's failure.
+        let (fake, rec, _dir) = run_with_an_unsafe_archive(true).await;
+        assert!(rec.kept, "{rec:?}");
+        assert!(!fake.calls().iter().any(|c| c.starts_with("remove")));
     }
 
     #[tokio::test]
