@@ -6,6 +6,7 @@
 //! harness's own I/O failures are errors. This module must never decide a verdict itself —
 //! `judge::judge` does — and never lets a process it started outlive its deadline.
 
+use crate::inside::Inside;
 use crate::journal::Journal;
 use crate::watch::{self, KernelWatch, Watch};
 use crate::{fixture, written, HarnessError, IoContext, Layout};
@@ -388,8 +389,17 @@ pub fn candidate_env(layout: &Layout, case: &Case) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Whether the sentinel's marker exists (as anything, even a dangling symlink).
+/// Whether the sentinel's marker exists (as anything, even a dangling symlink): looked up from
+/// inside the scratch root when the marker is below it (as in the container), so the lookup
+/// resolves nothing from `/`.
 pub fn marker_present(layout: &Layout) -> bool {
+    if let Some(rel) = Inside::relative(&layout.scratch_dir, &layout.sentinel_marker) {
+        if let Ok(mut inside) = Inside::new() {
+            if inside.enter(&layout.scratch_dir).is_ok() {
+                return std::fs::symlink_metadata(rel).is_ok();
+            }
+        }
+    }
     std::fs::symlink_metadata(&layout.sentinel_marker).is_ok()
 }
 

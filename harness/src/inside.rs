@@ -15,7 +15,7 @@
 //! returns. This module must never move the working directory anywhere but into a fixture
 //! root and back.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
@@ -38,10 +38,11 @@ impl Inside {
         Ok(Inside { back, root: None })
     }
 
-    /// Moves the working directory into `root` (nothing to do when it is there already).
+    /// Moves the working directory into `root` (nothing to do when it is there already): through
+    /// the directory fd opened the first time when `root` is a mount point, by its path otherwise.
     pub fn enter(&mut self, root: &Path) -> std::io::Result<()> {
         if self.root.as_deref() != Some(root) {
-            rustix::process::chdir(root)?;
+            enter_root(root)?;
             self.root = Some(root.to_path_buf());
         }
         Ok(())
@@ -70,6 +71,42 @@ impl Drop for Inside {
     }
 }
 
+thread_local! {
+    /// Each fixture root this thread entered, with its directory fd when it is a mount point.
+    static ROOTS: RefCell<Vec<(PathBuf, Option<OwnedFd>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `chdir(root)`, resolved from `/` once per root and thread: a root that is a mount point (as
+/// every fixture root is in the container: a tmpfs) is entered afterwards with `fchdir` on the
+/// directory fd opened the first time. That fd cannot come to name anything else: nobody without
+/// CAP_SYS_ADMIN can unmount, rename or remove a mount point (EBUSY), so whatever a candidate did
+/// below it, the fd and the path still agree. A root that is a plain directory (a host run below
+/// BASE, where a candidate could move it and put another in its place) is resolved by its path
+/// every time.
+fn enter_root(root: &Path) -> std::io::Result<()> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    ROOTS.with(|roots| {
+        let mut roots = roots.borrow_mut();
+        if let Some((_, known)) = roots.iter().find(|(r, _)| r == root) {
+            return match known {
+                Some(fd) => Ok(rustix::process::fchdir(fd)?),
+                None => Ok(rustix::process::chdir(root)?),
+            };
+        }
+        let fd = rustix::fs::open(
+            root,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let own = rustix::fs::fstat(&fd)?;
+        let parent = rustix::fs::statat(&fd, "..", AtFlags::SYMLINK_NOFOLLOW)?;
+        rustix::process::fchdir(&fd)?;
+        let mounted = own.st_dev != parent.st_dev;
+        roots.push((root.to_path_buf(), mounted.then_some(fd)));
+        Ok(())
+    })
+}
+
 /// Gives this thread its own working directory, once (a refusal is remembered too).
 fn private_working_directory() {
     thread_local! {
@@ -87,6 +124,43 @@ fn private_working_directory() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether this thread enters `root` through the directory fd it keeps.
+    fn entered_by_fd(root: &Path) -> bool {
+        ROOTS.with(|roots| {
+            roots
+                .borrow()
+                .iter()
+                .any(|(r, fd)| r == root && fd.is_some())
+        })
+    }
+
+    #[test]
+    fn a_mount_point_is_entered_by_its_fd_and_a_plain_directory_by_its_path() {
+        let t = tempfile::tempdir().unwrap();
+        let a = t.path().join("a");
+        std::fs::create_dir(&a).unwrap();
+        std::fs::write(a.join("f"), "old").unwrap();
+        let read_inside = |root: &Path| {
+            let mut inside = Inside::new().unwrap();
+            inside.enter(root).unwrap();
+            std::fs::read_to_string("f").unwrap()
+        };
+        assert_eq!(read_inside(&a), "old");
+        // A plain directory can be moved away and another put in its place: the path wins.
+        std::fs::rename(&a, t.path().join("moved")).unwrap();
+        std::fs::create_dir(&a).unwrap();
+        std::fs::write(a.join("f"), "new").unwrap();
+        assert_eq!(read_inside(&a), "new");
+        assert!(!entered_by_fd(&a));
+        // /proc is a mount point on every Linux: entered through the fd kept the first time.
+        for _ in 0..2 {
+            let mut inside = Inside::new().unwrap();
+            inside.enter(Path::new("/proc")).unwrap();
+            assert!(Path::new("self/status").exists());
+        }
+        assert!(entered_by_fd(Path::new("/proc")));
+    }
 
     #[test]
     fn relative_paths_resolve_inside_the_root_and_the_directory_comes_back() {

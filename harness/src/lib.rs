@@ -20,6 +20,7 @@ pub mod inside;
 pub mod journal;
 pub mod listen;
 pub mod native;
+pub mod procfs;
 pub mod run;
 pub mod seccomp;
 pub mod supervisor;

@@ -18,7 +18,7 @@
 //! never a silent marker-only run. It must never judge, write evidence, or change a syscall's
 //! outcome.
 
-use crate::seccomp;
+use crate::{procfs, seccomp};
 use scopebox_schema::witness::{
     WitnessEvent, WitnessLevel, WitnessSyscall, EVENT_LIMIT, MECHANISM_SECCOMP_USER_NOTIFY,
     PATH_LIMIT,
@@ -490,13 +490,13 @@ impl State {
             let fd = args[i] as i32;
             e.dirfd = Some(fd);
             if fd != libc::AT_FDCWD {
-                e.dirfd_target = std::fs::read_link(format!("/proc/{tid}/fd/{fd}"))
+                e.dirfd_target = procfs::read_link(&format!("{tid}/fd/{fd}"))
                     .ok()
                     .map(|t| t.to_string_lossy().into_owned());
             }
         }
         if path_arg.is_some() || argv_arg.is_some() {
-            match std::fs::File::open(format!("/proc/{tid}/mem")) {
+            match procfs::open(&format!("{tid}/mem")) {
                 Ok(mem) => {
                     if let Some(i) = path_arg {
                         match read_cstring(&mem, args[i]) {
@@ -511,7 +511,7 @@ impl State {
                         .and_then(|p| p.strip_prefix("/proc/self/fd/"))
                         .and_then(|n| n.parse::<i32>().ok())
                     {
-                        e.dirfd_target = std::fs::read_link(format!("/proc/{tid}/fd/{n}"))
+                        e.dirfd_target = procfs::read_link(&format!("{tid}/fd/{n}"))
                             .ok()
                             .map(|t| t.to_string_lossy().into_owned());
                     }
@@ -546,7 +546,7 @@ fn syscall_of(nr: libc::c_long) -> Option<WitnessSyscall> {
 
 /// Tgid and PPid of a thread, from `/proc/<tid>/status`.
 pub fn proc_ids(tid: i32) -> (Option<i32>, Option<i32>) {
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{tid}/status")) else {
+    let Ok(status) = procfs::read_to_string(&format!("{tid}/status")) else {
         return (None, None);
     };
     let field = |name: &str| {

@@ -8,6 +8,7 @@
 //! report sent cannot be taken back. Also how the runner gets under the supervisor in the first
 //! place (`enter`). It must never judge; `witness::judge` does.
 
+use crate::procfs;
 use crate::supervisor::{self, WindowReport, BEGIN, BEGUN, END, WITNESS_ERROR_ENV, WITNESS_FD_ENV};
 use scopebox_schema::witness::{
     SentinelReport, Survivor, WitnessRecord, REPORT_LIMIT, SENTINEL_SOCKET,
@@ -329,7 +330,7 @@ struct ProcStat {
 }
 
 fn proc_stat(pid: i32) -> Option<ProcStat> {
-    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    parse_stat(&procfs::read_to_string(&format!("{pid}/stat")).ok()?)
 }
 
 fn parse_stat(text: &str) -> Option<ProcStat> {
@@ -364,11 +365,9 @@ fn descendants(ancestor: i32) -> BTreeMap<i32, ProcStat> {
 
 fn children_of(pid: i32) -> Option<Vec<i32>> {
     let mut out = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
-        .ok()?
-        .flatten()
-    {
-        let text = std::fs::read_to_string(task.path().join("children")).ok()?;
+    for task in procfs::list(&format!("{pid}/task")).ok()? {
+        let task = task.to_string_lossy();
+        let text = procfs::read_to_string(&format!("{pid}/task/{task}/children")).ok()?;
         out.extend(
             text.split_ascii_whitespace()
                 .filter_map(|c| c.parse::<i32>().ok()),
@@ -395,13 +394,9 @@ fn descendants_by_children(ancestor: i32) -> Option<BTreeMap<i32, ProcStat>> {
 
 fn descendants_by_scan(ancestor: i32) -> BTreeMap<i32, ProcStat> {
     let mut all = BTreeMap::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for entry in dir.flatten() {
-            if let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            {
+    if let Ok(names) = procfs::list("") {
+        for name in names {
+            if let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) {
                 if let Some(stat) = proc_stat(pid) {
                     all.insert(pid, stat);
                 }

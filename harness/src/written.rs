@@ -7,6 +7,7 @@
 //! before the run ended is not here; the kernel witness reports the open for writing.
 //! This module only reads; it must never change or remove what it finds.
 
+use crate::inside::Inside;
 use crate::Layout;
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::evidence::{
@@ -23,25 +24,39 @@ const SCRATCH: &str = "/tmp";
 /// (`None` when unreadable).
 pub type ScratchListing = BTreeMap<String, Option<String>>;
 
-/// Lists the scratch tmpfs (without following symlinks), leaving out the sentinel's marker.
+/// Lists the scratch tmpfs (without following symlinks), leaving out the sentinel's marker:
+/// from inside it (`Inside`), so no path is resolved from `/`; by absolute paths where it
+/// cannot be entered (then the walk finds nothing either).
 pub fn scratch_listing(layout: &Layout) -> ScratchListing {
     let mut out = BTreeMap::new();
-    list(layout, &layout.scratch_dir, SCRATCH, &mut out);
+    let root = &layout.scratch_dir;
+    let Ok(mut inside) = Inside::new() else {
+        list(layout, root, root, &mut out);
+        return out;
+    };
+    match inside.enter(root) {
+        Ok(()) => list(layout, root, Path::new("."), &mut out),
+        Err(_) => list(layout, root, root, &mut out),
+    }
     out
 }
 
-fn list(layout: &Layout, dir: &Path, logical: &str, out: &mut ScratchListing) {
-    let walk = walkdir::WalkDir::new(dir).min_depth(1).follow_links(false);
+/// Walks `start` (the scratch root as the calls spell it: `.` from inside it, or its path),
+/// naming each file by its place below `root`.
+fn list(layout: &Layout, root: &Path, start: &Path, out: &mut ScratchListing) {
+    let walk = walkdir::WalkDir::new(start)
+        .min_depth(1)
+        .follow_links(false);
     // Unreadable parts are left out: the kernel witness reports every open for writing.
     for entry in walk.into_iter().flatten() {
         let path = entry.path();
-        if !entry.file_type().is_file() || path == layout.sentinel_marker {
-            continue;
-        }
-        let Ok(relative) = path.strip_prefix(dir) else {
+        let Ok(relative) = path.strip_prefix(start) else {
             continue;
         };
-        let name = format!("{logical}/{}", relative.to_string_lossy());
+        if !entry.file_type().is_file() || root.join(relative) == layout.sentinel_marker {
+            continue;
+        }
+        let name = format!("{SCRATCH}/{}", relative.to_string_lossy());
         out.insert(name, std::fs::read(path).ok().map(|b| sha256_hex(&b)));
     }
 }

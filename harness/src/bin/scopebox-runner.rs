@@ -139,19 +139,17 @@ fn watched(layout: &Layout, args: &[String], host: Host, job: &Job) -> RunStatus
             &mut progress,
         ),
         Ok(Entry::Refused(reason)) => run::refuse(layout, "witness", &reason, &mut progress),
-        Ok(Entry::Supervised(kernel)) => match job {
-            Job::Matrix => match shard() {
-                Ok(shard) => run::run(layout, shard, &mut Watch::Kernel(kernel), &mut progress),
-                Err(message) => run::refuse(layout, "shard", &message, &mut progress),
-            },
-            Job::Native { client, shard } => native::run(
-                layout,
-                client,
-                *shard,
-                &mut Watch::Kernel(kernel),
-                &mut progress,
-            ),
-        },
+        Ok(Entry::Supervised(kernel)) => {
+            if host == Host::Container {
+                // The working directory every fixture call returns to (`inside`): the evidence
+                // volume rather than the image's `/`, which on a FUSE root filesystem costs a
+                // round trip to the FUSE daemon each time it is entered. Nothing resolves a
+                // relative path against it: every path the runner names is absolute, and each
+                // program it starts gets its own working directory.
+                let _ = std::env::set_current_dir(&layout.evidence_dir);
+            }
+            supervised(layout, job, kernel, &mut progress)
+        }
         Ok(Entry::Bare) => {
             let witness = match witness_path(host) {
                 Ok(w) => w,
@@ -177,6 +175,24 @@ fn watched(layout: &Layout, args: &[String], host: Host, job: &Job) -> RunStatus
                 ),
                 &mut progress,
             )
+        }
+    }
+}
+
+/// The job itself, under the witness.
+fn supervised(
+    layout: &Layout,
+    job: &Job,
+    kernel: watch::KernelWatch,
+    progress: &mut std::io::Stderr,
+) -> RunStatus {
+    match job {
+        Job::Matrix => match shard() {
+            Ok(shard) => run::run(layout, shard, &mut Watch::Kernel(kernel), progress),
+            Err(message) => run::refuse(layout, "shard", &message, progress),
+        },
+        Job::Native { client, shard } => {
+            native::run(layout, client, *shard, &mut Watch::Kernel(kernel), progress)
         }
     }
 }
