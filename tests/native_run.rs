@@ -79,10 +79,44 @@ pub fn the_real_client_runs_in_the_box_and_every_run_is_recorded() {
     .unwrap();
     assert!(fired.contains("--scopebox-tag="), "{fired}");
     assert!(bundle.join("junit.xml").is_file());
+    // Two containers (the default --shards): the second's records are kept beside the first's,
+    // and the native section says so, so the verifier holds both to the boundary.
+    let second = bundle.join("platforms/linux-amd64/shards/1");
+    for file in ["outer/container-inspect.json", "evidence/boundary.json"] {
+        assert!(
+            second.join(file).is_file(),
+            "{file} of the second container"
+        );
+    }
+    let section: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("native.json")).unwrap()).unwrap();
+    assert_eq!(section["platforms"][0]["containers"], 2, "{section}");
     // The bundle is a receipt the verifier accepts from its bytes alone…
     assert_eq!(summary["verified"], true, "{summary}");
     let report = scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).unwrap();
     assert!(report.verified, "{:?}", report.failed_ids());
+    // …and the second container's inspection is read: one outside the policy is rejected.
+    let inspect = second.join("outer/container-inspect.json");
+    let original = std::fs::read(&inspect).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_slice(&original).unwrap();
+    doc["HostConfig"]["NetworkMode"] = "bridge".into();
+    let tampered = serde_json::to_vec_pretty(&doc).unwrap();
+    std::fs::write(&inspect, &tampered).unwrap();
+    // Listed with its new digest, so that only the boundary check can catch it.
+    let receipt_path = bundle.join("receipt.json");
+    let receipt_bytes = std::fs::read(&receipt_path).unwrap();
+    let mut receipt: serde_json::Value = serde_json::from_slice(&receipt_bytes).unwrap();
+    receipt["files"]["platforms/linux-amd64/shards/1/outer/container-inspect.json"] =
+        scopebox_schema::digest::sha256_hex(&tampered).into();
+    std::fs::write(&receipt_path, serde_json::to_vec_pretty(&receipt).unwrap()).unwrap();
+    let report = scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).unwrap();
+    assert_eq!(
+        report.failed_ids(),
+        ["native-claude-code-linux-amd64/native.boundary"],
+        "a second container outside the policy must be rejected by the boundary check"
+    );
+    std::fs::write(&inspect, original).unwrap();
+    std::fs::write(&receipt_path, receipt_bytes).unwrap();
     // …and a tampered capture (a sentinel firing taken out of the marker) it rejects.
     let marker = evidence
         .join("native")

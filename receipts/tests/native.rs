@@ -439,3 +439,103 @@ fn a_native_only_container_outside_the_boundary_is_rejected() {
         );
     }
 }
+
+/// A native-only bundle at `dir` whose run was spread over two containers: the second's
+/// inspection and boundary observation below `platforms/linux-amd64/shards/1/`, `containers: 2`
+/// in its platform entry, every file listed.
+fn write_sharded_native_only(dir: &Path) {
+    use scopebox_schema::native_receipt::NATIVE_SECTION_FILE;
+    write_native_only(dir).unwrap();
+    let platform = "platforms/linux-amd64";
+    for file in ["outer/container-inspect.json", "evidence/boundary.json"] {
+        let rel = format!("{platform}/shards/1/{file}");
+        std::fs::create_dir_all(dir.join(&rel).parent().unwrap()).unwrap();
+        std::fs::copy(dir.join(format!("{platform}/{file}")), dir.join(&rel)).unwrap();
+        relist(dir, &rel);
+    }
+    edit_json(&dir.join(NATIVE_SECTION_FILE), |n| {
+        n["platforms"][0]["containers"] = 2.into()
+    });
+    relist(dir, NATIVE_SECTION_FILE);
+}
+
+/// Every container of a sharded native run is held to the boundary, not only the first: the
+/// second's networked inspection, its missing observation, a third container the entry names
+/// but the bundle lacks are each rejected by `native.boundary` naming the container; a
+/// container directory beyond the count is outside the layout; an absurd count is a bound.
+#[test]
+fn every_container_of_a_sharded_native_run_is_held_to_the_boundary() {
+    use scopebox_schema::native_receipt::NATIVE_SECTION_FILE;
+    let tmp = tempdir();
+    let shard = "platforms/linux-amd64/shards/1";
+    let fresh = |name: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        write_sharded_native_only(&dir);
+        dir
+    };
+    let boundary_only = |f: &[String], expected: &str| {
+        assert!(!f.is_empty(), "accepted");
+        assert!(
+            f.iter().all(
+                |l| l.starts_with("native-claude-code-linux-amd64/native.boundary: ")
+                    && l.contains(expected)
+            ),
+            "{f:?}"
+        );
+    };
+    assert_eq!(failed(&fresh("clean")), Vec::<String>::new());
+
+    let dir = fresh("networked");
+    let rel = format!("{shard}/outer/container-inspect.json");
+    edit_json(&dir.join(&rel), |d| {
+        d["HostConfig"]["NetworkMode"] = "bridge".into()
+    });
+    relist(&dir, &rel);
+    boundary_only(&failed(&dir), "container 1: applied: ");
+
+    let dir = fresh("unobserved");
+    let rel = format!("{shard}/evidence/boundary.json");
+    std::fs::remove_file(dir.join(&rel)).unwrap();
+    edit_json(&dir.join(RECEIPT_FILE), |r| {
+        r["files"].as_object_mut().unwrap().remove(&rel);
+    });
+    boundary_only(&failed(&dir), &format!("container 1: {rel} is missing"));
+
+    let dir = fresh("a-third-container");
+    edit_json(&dir.join(NATIVE_SECTION_FILE), |n| {
+        n["platforms"][0]["containers"] = 3.into()
+    });
+    relist(&dir, NATIVE_SECTION_FILE);
+    boundary_only(
+        &failed(&dir),
+        "container 2: platforms/linux-amd64/shards/2/",
+    );
+
+    let dir = fresh("beyond-the-count");
+    edit_json(&dir.join(NATIVE_SECTION_FILE), |n| {
+        n["platforms"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("containers");
+    });
+    relist(&dir, NATIVE_SECTION_FILE);
+    let f = failed(&dir);
+    assert!(
+        f.iter()
+            .any(|l| l.starts_with("files.layout") && l.contains(shard)),
+        "{f:?}"
+    );
+
+    let dir = fresh("a-flood");
+    edit_json(&dir.join(NATIVE_SECTION_FILE), |n| {
+        n["platforms"][0]["containers"] = 1_000_000_000u64.into()
+    });
+    relist(&dir, NATIVE_SECTION_FILE);
+    let f = failed(&dir);
+    assert!(
+        f.iter()
+            .any(|l| l.starts_with("bundle.bounds") && l.contains("native containers")),
+        "{f:?}"
+    );
+}

@@ -102,6 +102,31 @@ pub struct NativePlatformRun {
     /// inspection in that engine's dialect (`policy::check_applied`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<crate::engine::EngineName>,
+    /// How many containers a native-only run spread its scenarios over (`--shards`; scenario i
+    /// in container i mod N). Container 0's inspection and boundary observation are in the run
+    /// directory itself; container i ≥ 1's in `<dir>/shards/<i>/` (`shard_dir`), each checked
+    /// against the policy like the first. Absent: one container.
+    #[serde(default = "one_container", skip_serializing_if = "is_one_container")]
+    pub containers: usize,
+}
+
+fn one_container() -> usize {
+    1
+}
+
+fn is_one_container(n: &usize) -> bool {
+    *n == 1
+}
+
+impl NativePlatformRun {
+    /// The directory of container `index`'s records (0: the run directory itself).
+    pub fn shard_dir(&self, index: usize) -> String {
+        if index == 0 {
+            self.dir.clone()
+        } else {
+            crate::receipt::shard_dir(&self.dir, index)
+        }
+    }
 }
 
 /// The lock's entry for the client on the platform, as pinned.
@@ -192,6 +217,7 @@ pub fn platform_run(
         pinned,
         judgement,
         engine: None,
+        containers: 1,
     })
 }
 

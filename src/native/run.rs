@@ -94,7 +94,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub offline: bool,
     /// Containers to spread the scenarios over (scenario i runs in shard i mod N); the records
-    /// of a run never depend on it; the bundle keeps the first container's inspections
+    /// of a run never depend on it; the bundle keeps every container's inspections and
+    /// boundary observation (shard i ≥ 1's in `shards/<i>/`)
     #[arg(long, value_name = "N", default_value_t = DEFAULT_SHARDS)]
     pub shards: usize,
     #[command(flatten)]
@@ -543,11 +544,15 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
             if shards == 1 {
                 return (platform_out.clone(), evidence_dir.clone());
             }
+            // Every container's own records stay in the bundle (the verifier checks each
+            // one's boundary): shard 0's in the platform directory, shard i's in `shards/<i>/`.
             let d = shard_tmp.path().join(i.to_string());
             let outer = if i == 0 {
                 platform_out.clone()
             } else {
-                d.clone()
+                platform_out
+                    .join(scopebox_schema::receipt::SHARDS_DIR)
+                    .join(i.to_string())
             };
             (outer, d.join(EVIDENCE_DIR))
         })
@@ -687,6 +692,12 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
                 "{name}cleanup: the container or its volume was not removed"
             ));
         }
+        if shards > 1 && i > 0 {
+            // Its boundary observation beside its records (the merged tree keeps shard 0's).
+            if let Err(e) = keep_shard_boundary(&dest, &outer_dir) {
+                problems.push(format!("{name}{e}"));
+            }
+        }
         shard_evidence.push(dest);
     }
     if shards > 1 {
@@ -748,7 +759,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         &out,
         &inputs,
         (platform, engine_platform != Some(platform), info.name),
-        judgement,
+        (judgement, shards),
         &run_id,
         (started_at, std::time::SystemTime::now()),
         (&policy_bytes, &recipe_bytes),
@@ -821,7 +832,7 @@ fn write_receipt(
     out: &Path,
     inputs: &Inputs,
     (platform, emulated, engine): (Platform, bool, scopebox_schema::engine::EngineName),
-    judgement: NativeJudgement,
+    (judgement, containers): (NativeJudgement, usize),
     run_id: &str,
     (started, finished): (std::time::SystemTime, std::time::SystemTime),
     (policy_bytes, recipe_bytes): (&[u8], &[u8]),
@@ -837,6 +848,7 @@ fn write_receipt(
     let mut run = platform_run(&inputs.lock_bytes, platform, emulated, judgement, true)
         .map_err(bundle_error)?;
     run.engine = Some(engine);
+    run.containers = containers;
     let native =
         section(&inputs.matrix_bytes, &inputs.lock_bytes, vec![run]).map_err(bundle_error)?;
     let mut bytes = serde_json::to_vec_pretty(&native).expect("serializes");
@@ -873,6 +885,17 @@ fn write_receipt(
             Err(e) => (false, vec![format!("unreadable: {e}")]),
         },
     )
+}
+
+/// Copies a further shard's `boundary.json` from its evidence `dest` to
+/// `<shard dir>/evidence/boundary.json`, where the verifier reads it.
+fn keep_shard_boundary(dest: &Path, shard_dir: &Path) -> Result<(), String> {
+    let boundary = scopebox_schema::evidence::BOUNDARY_FILE;
+    let to = shard_dir.join(EVIDENCE_DIR);
+    std::fs::create_dir_all(&to)
+        .and_then(|()| std::fs::copy(dest.join(boundary), to.join(boundary)))
+        .map(|_| ())
+        .map_err(|e| format!("keep {boundary}: {e}"))
 }
 
 /// The evidence of several shards as one: each scenario's directory moved into `dest/native/`,

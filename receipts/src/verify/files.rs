@@ -187,8 +187,22 @@ pub(crate) fn check(ctx: &Context, checks: &mut Checks) {
 struct NativeLayout {
     present: bool,
     dirs: Vec<String>,
+    /// The directories of every container but the first of a sharded native run
+    /// (`<dir>/shards/<i>`): its container's records and boundary observation only.
+    shard_dirs: Vec<String>,
     runs: Option<BTreeSet<String>>,
 }
+
+/// The files of a further container of a sharded native run, below its `shards/<i>/`.
+const NATIVE_SHARD_FILES: [&str; 4] = [
+    CONTAINER_INSPECT_FILE,
+    IMAGE_INSPECT_FILE,
+    EXECUTION_FILE,
+    NATIVE_SHARD_BOUNDARY_FILE,
+];
+
+/// A further native container's boundary observation, below its `shards/<i>/`.
+const NATIVE_SHARD_BOUNDARY_FILE: &str = "evidence/boundary.json";
 
 /// The files of a native platform directory besides its evidence tree.
 const NATIVE_PLATFORM_FILES: [&str; 5] = [
@@ -219,16 +233,27 @@ impl NativeLayout {
             return NativeLayout {
                 present: false,
                 dirs: Vec::new(),
+                shard_dirs: Vec::new(),
                 runs: None,
             };
         };
+        let platforms = native
+            .section
+            .as_ref()
+            .map(|s| s.platforms.as_slice())
+            .unwrap_or_default();
         NativeLayout {
             present: true,
-            dirs: native
-                .section
-                .as_ref()
-                .map(|s| s.platforms.iter().map(|p| p.dir.clone()).collect())
-                .unwrap_or_default(),
+            dirs: platforms.iter().map(|p| p.dir.clone()).collect(),
+            shard_dirs: platforms
+                .iter()
+                .flat_map(|p| {
+                    (1..p
+                        .containers
+                        .min(crate::verify::native::MAX_NATIVE_CONTAINERS))
+                        .map(|i| p.shard_dir(i))
+                })
+                .collect(),
             runs: native.matrix.as_ref().ok().map(|m| {
                 m.scenarios
                     .iter()
@@ -243,6 +268,13 @@ impl NativeLayout {
             return false;
         }
         if [NATIVE_SECTION_FILE, NATIVE_MATRIX_FILE, NATIVE_LOCK_FILE].contains(&path) {
+            return true;
+        }
+        if self.shard_dirs.iter().any(|d| {
+            path.strip_prefix(d.as_str())
+                .and_then(|r| r.strip_prefix('/'))
+                .is_some_and(|r| NATIVE_SHARD_FILES.contains(&r))
+        }) {
             return true;
         }
         let Some(in_dir) = self.dirs.iter().find_map(|d| {

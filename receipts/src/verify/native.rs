@@ -51,6 +51,14 @@ pub(crate) fn bound_failures(native: &NativeInputs) -> Vec<String> {
                 section.platforms.len()
             ));
         }
+        for run in &section.platforms {
+            if !(1..=MAX_NATIVE_CONTAINERS).contains(&run.containers) {
+                failures.push(format!(
+                    "native containers of {}: {}, not 1 to {MAX_NATIVE_CONTAINERS}",
+                    run.dir, run.containers
+                ));
+            }
+        }
     }
     if let Ok(m) = &native.matrix {
         let over: Vec<String> = matrix_problems(m)
@@ -277,15 +285,37 @@ const SECTION_TITLE: &str =
 /// Most characters of one recorded or recomputed value quoted in a difference.
 const QUOTE_LIMIT: usize = 240;
 
-/// `policy::check_applied` of `<dir>/outer/container-inspect.json` (in the run's engine's
-/// dialect) and `policy::check_observed` of `<dir>/evidence/boundary.json`.
+/// Most containers one native platform run may name (`bundle.bounds`).
+pub(crate) const MAX_NATIVE_CONTAINERS: usize = 64;
+
+/// For every container of the run: `policy::check_applied` of `outer/container-inspect.json`
+/// (in the run's engine's dialect) and `policy::check_observed` of `evidence/boundary.json`,
+/// below the container's directory (`NativePlatformRun::shard_dir`); container i ≥ 1's failures
+/// name it.
 fn boundary_failures(ctx: &Context, run: &NativePlatformRun) -> Vec<String> {
+    let mut failures = Vec::new();
+    for index in 0..run.containers.min(MAX_NATIVE_CONTAINERS) {
+        let name = if index == 0 {
+            String::new()
+        } else {
+            format!("container {index}: ")
+        };
+        failures.extend(
+            container_boundary_failures(ctx, run, &run.shard_dir(index))
+                .into_iter()
+                .map(|f| format!("{name}{f}")),
+        );
+    }
+    failures
+}
+
+fn container_boundary_failures(ctx: &Context, run: &NativePlatformRun, dir: &str) -> Vec<String> {
     use scopebox_schema::evidence::{InnerBoundary, BOUNDARY_FILE};
     use scopebox_schema::policy::{check_applied, check_observed};
     use scopebox_schema::receipt::CONTAINER_INSPECT_FILE;
     let mut failures = Vec::new();
     let read = |rel: &str| -> Result<&Vec<u8>, String> {
-        let path = format!("{}/{rel}", run.dir);
+        let path = format!("{dir}/{rel}");
         ctx.bundle
             .files
             .get(&path)
