@@ -49,18 +49,36 @@ pub fn load_recipe(root: &Path) -> Result<(Recipe, Vec<u8>), ImageError> {
     Ok((recipe, bytes))
 }
 
-/// A static ELF of `platform` that does nothing but `exit(0)`: a 64-byte header, one program
-/// header, a few instructions. `e_machine` is the platform's unless `unrunnable`, which gives
+/// What the probe exits with where it really ran: not 0, so that an engine reporting a
+/// container that never ran its program as having exited 0 (seen once from Podman under load,
+/// for an ELF no handler knows) cannot pass for a platform that runs.
+pub const PROBE_EXIT_CODE: u8 = 42;
+
+/// A static ELF of `platform` that does nothing but `exit(PROBE_EXIT_CODE)`: a 64-byte header,
+/// one program header, a few instructions. `e_machine` is the platform's unless `unrunnable`, which gives
 /// one no kernel and no binfmt handler knows (the tests' stand-in for a missing emulator).
 pub fn probe_elf(platform: Platform, unrunnable: bool) -> Vec<u8> {
     const BASE: u64 = 0x40_0000;
     const CODE_AT: u64 = 64 + 56;
     let code: &[u8] = match platform {
-        // xor edi, edi; mov eax, 60 (exit); syscall
-        Platform::LinuxAmd64 => &[0x31, 0xff, 0xb8, 0x3c, 0, 0, 0, 0x0f, 0x05],
-        // mov x0, #0; mov x8, #93 (exit); svc #0
+        // mov edi, 42; mov eax, 60 (exit); syscall
+        Platform::LinuxAmd64 => &[
+            0xbf,
+            PROBE_EXIT_CODE,
+            0,
+            0,
+            0,
+            0xb8,
+            0x3c,
+            0,
+            0,
+            0,
+            0x0f,
+            0x05,
+        ],
+        // movz x0, #42 (imm16 << 5: 0x540); mov x8, #93 (exit); svc #0
         Platform::LinuxArm64 => &[
-            0x00, 0x00, 0x80, 0xd2, 0xa8, 0x0b, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4,
+            0x40, 0x05, 0x80, 0xd2, 0xa8, 0x0b, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4,
         ],
     };
     let machine = if unrunnable {
@@ -323,7 +341,7 @@ mod tests {
     }
 
     #[test]
-    fn the_amd64_probe_exits_zero_on_this_host() {
+    fn the_amd64_probe_exits_with_its_code_on_this_host() {
         // Only meaningful where the host is x86_64 (the probe must really be a program).
         if std::env::consts::ARCH != "x86_64" {
             return;
@@ -334,7 +352,7 @@ mod tests {
         std::fs::write(&path, probe_elf(Platform::LinuxAmd64, false)).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         let status = std::process::Command::new(&path).status().unwrap();
-        assert_eq!(status.code(), Some(0));
+        assert_eq!(status.code(), Some(i32::from(PROBE_EXIT_CODE)));
         std::fs::write(&path, probe_elf(Platform::LinuxAmd64, true)).unwrap();
         let err = std::process::Command::new(&path).status().unwrap_err();
         assert_eq!(err.raw_os_error(), Some(8), "ENOEXEC: {err}");

@@ -252,9 +252,10 @@ pub async fn probe<E: Engine>(
                 )
                 .await
                 {
-                    Ok(0) => Probe::Runs,
+                    Ok(code) if code == i64::from(crate::image::PROBE_EXIT_CODE) => Probe::Runs,
                     // The engine reports an exec format error on the container's own output
-                    // (runc's "exec /probe: exec format error"), with exit code 1.
+                    // (runc's "exec /probe: exec format error"), with exit code 1. Any other
+                    // code, 0 included, means the probe's own exit never came back.
                     Ok(code) => {
                         let said = probe_output(engine, &id).await;
                         Probe::Cannot(if said.is_empty() {
@@ -1261,13 +1262,32 @@ mod tests {
             "{calls:?}"
         );
         // One that runs keeps its (content-addressed) image for the next run.
-        let fake = Fake::new().without_image();
+        let fake = Fake::new()
+            .without_image()
+            .with_wait(WaitBehaviour::Exit(i64::from(
+                crate::image::PROBE_EXIT_CODE,
+            )));
         let got = probe(&fake, Platform::LinuxArm64, "t1", false)
             .await
             .unwrap();
         assert_eq!(got, Probe::Runs);
         assert!(!fake.calls().iter().any(|c| c.starts_with("remove_image")));
         assert!(fake.objects().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_probe_reported_as_exiting_zero_never_ran_its_program() {
+        // The probe exits 42 where it runs; an engine's 0 is not its answer (Podman once
+        // reported 0 for a container whose ELF no handler knew).
+        let fake = Fake::new()
+            .without_image()
+            .with_wait(WaitBehaviour::Exit(0));
+        let got = probe(&fake, Platform::LinuxArm64, "t1", true)
+            .await
+            .unwrap();
+        assert_eq!(got, Probe::Cannot("its probe exited 0".into()));
+        assert!(fake.calls().iter().any(|c| c.starts_with("remove_image")));
+        assert!(fake.objects().is_empty(), "{:?}", fake.objects());
     }
 
     /// Sets its flag when dropped: whether a future was abandoned.
