@@ -120,6 +120,19 @@ pub fn write_native_only(dir: &Path) -> std::io::Result<()> {
 
 const RUN: &str = "native/claude-code-linux-amd64/evidence/native";
 
+/// `failures` is not empty and every one is the native-only platform's `native.boundary`,
+/// saying `expected` (`case` names the edit in the message).
+fn assert_only_the_boundary_fails(failures: &[String], expected: &str, case: &str) {
+    assert!(!failures.is_empty(), "{case}: accepted");
+    assert!(
+        failures.iter().all(
+            |l| l.starts_with("native-claude-code-linux-amd64/native.boundary: ")
+                && l.contains(expected)
+        ),
+        "{case}: {failures:?}"
+    );
+}
+
 fn failed(dir: &Path) -> Vec<String> {
     let r = verify_dir(dir, &VerifyOptions::default()).unwrap();
     r.checks
@@ -428,15 +441,7 @@ fn a_native_only_container_outside_the_boundary_is_rejected() {
         std::fs::create_dir_all(&dir).unwrap();
         write_native_only(&dir).unwrap();
         edit_json(&dir, rel, edit);
-        let f = failed(&dir);
-        assert!(!f.is_empty(), "{name}: accepted");
-        assert!(
-            f.iter().all(
-                |l| l.starts_with("native-claude-code-linux-amd64/native.boundary: ")
-                    && l.contains(expected)
-            ),
-            "{name}: {f:?}"
-        );
+        assert_only_the_boundary_fails(&failed(&dir), expected, name);
     }
 }
 
@@ -474,16 +479,8 @@ fn every_container_of_a_sharded_native_run_is_held_to_the_boundary() {
         write_sharded_native_only(&dir);
         dir
     };
-    let boundary_only = |f: &[String], expected: &str| {
-        assert!(!f.is_empty(), "accepted");
-        assert!(
-            f.iter().all(
-                |l| l.starts_with("native-claude-code-linux-amd64/native.boundary: ")
-                    && l.contains(expected)
-            ),
-            "{f:?}"
-        );
-    };
+    let boundary_only =
+        |f: &[String], expected: &str| assert_only_the_boundary_fails(f, expected, "sharded");
     assert_eq!(failed(&fresh("clean")), Vec::<String>::new());
 
     let dir = fresh("networked");
