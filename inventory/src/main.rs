@@ -10,7 +10,12 @@ use mcpscope::cli::Cli;
 use mcpscope::{Host, Status};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse().and_then(Cli::validated) {
+    // The plain lists skip clap (see `Cli::parse_plain`); clap parses the rest.
+    let parsed = match Cli::parse_plain(std::env::args_os().skip(1)) {
+        Some(cli) => Ok(cli),
+        None => Cli::try_parse(),
+    };
+    let cli = match parsed.and_then(Cli::validated) {
         Ok(cli) => cli,
         Err(e) => {
             // --help/--version print to stdout and succeed; everything else is
