@@ -95,6 +95,52 @@ pub fn the_real_client_runs_in_the_box_and_every_run_is_recorded() {
     assert_eq!(summary["verified"], true, "{summary}");
     let report = scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).unwrap();
     assert!(report.verified, "{:?}", report.failed_ids());
+    // A release pipeline signs it as it signs a candidate bundle, and the signed statement
+    // names every native run and the pinned client binary.
+    let key = dir.path().join("release");
+    let keygen = scopebox(&["keygen", "--out", key.to_str().unwrap()], &[]);
+    assert_eq!(keygen.code, 0, "{keygen:?}");
+    let private = dir.path().join("release.pem");
+    let sign = scopebox(
+        &[
+            "sign",
+            bundle.to_str().unwrap(),
+            "--key",
+            private.to_str().unwrap(),
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(sign.code, 0, "{sign:?}");
+    let envelope: scopebox_receipts::dsse::Envelope =
+        serde_json::from_slice(&std::fs::read(bundle.join("receipt.dsse.json")).unwrap()).unwrap();
+    let statement: scopebox_receipts::attestation::Statement =
+        serde_json::from_slice(&scopebox_receipts::dsse::decode_base64(&envelope.payload).unwrap())
+            .unwrap();
+    let named: Vec<String> = index
+        .runs
+        .iter()
+        .map(|r| format!("native/claude-code-linux-amd64/{}", r.dir))
+        .collect();
+    assert_eq!(statement.predicate.passed_tests, named);
+    assert!(statement.predicate.configuration.iter().any(|d| {
+        d.name == "native client claude-code 2.1.327 linux/amd64"
+            && d.digest["sha256"] == index.client_sha256
+    }));
+    let report = scopebox_receipts::verify::verify_dir(
+        &bundle,
+        &scopebox_receipts::verify::VerifyOptions {
+            public_key_pem: Some(
+                std::fs::read_to_string(dir.path().join("release.pub.pem")).unwrap(),
+            ),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(report.verified, "signed: {:?}", report.failed_ids());
+    // The edits below re-digest receipt.json, which no longer is the one signed: unsigned again,
+    // so each is caught by the check it is about alone.
+    std::fs::remove_file(bundle.join("receipt.dsse.json")).unwrap();
     // …and the second container's inspection is read: one outside the policy is rejected.
     let inspect = second.join("outer/container-inspect.json");
     let original = std::fs::read(&inspect).unwrap();

@@ -422,6 +422,7 @@ pub fn the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not
     let statement = scopebox_receipts::attestation::statement_for(
         &receipt,
         &std::fs::read(bundle.join(RECEIPT_FILE)).unwrap(),
+        None,
         true,
     );
     assert_eq!(statement.subject.len(), 2, "one archive and the receipt");

@@ -11,12 +11,21 @@
 //! - `predicate.configuration`: the matrix, the boundary policy, the image recipe, and per
 //!   platform its image (by ID), runner and sentinel, each with its sha256;
 //! - `predicate.passedTests` / `failedTests`: `<platform dir>/<case id>` by recorded verdict;
+//! - with the native reference (`native.json`): `configuration` also names the native matrix,
+//!   the native lock and, per native run, the pinned client binary (`native client <client>
+//!   <version> <platform>`, its sha256), and the tests list every native run as
+//!   `native/<client>-<os>-<arch>/<scenario>/<mode>` by its recomputed verdict (the run's
+//!   directory itself when the evidence fails as a whole), so a native-only statement is never
+//!   an empty PASSED;
 //! - `predicate.warnedTests`: `<platform>: not covered: <reason>` for each platform of the
 //!   default set that did not run, so a one-platform statement never reads as two.
 
 use crate::digest::sha256_hex;
 use crate::dsse::{self, DsseError, Envelope, IN_TOTO_PAYLOAD_TYPE};
 use crate::receipt::{Receipt, ENVELOPE_FILE, MATRIX_FILE, POLICY_FILE, RECEIPT_FILE, RECIPE_FILE};
+use scopebox_schema::native_receipt::{
+    native_dir, NativeSection, NATIVE_LOCK_FILE, NATIVE_MATRIX_FILE, NATIVE_SECTION_FILE,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -62,8 +71,14 @@ fn descriptor(name: &str, sha256: &str) -> ResourceDescriptor {
 }
 
 /// The statement for a receipt: `receipt_bytes` are the exact bytes of `receipt.json`,
-/// `receipt` their parse, `verified` the outcome of every check except the signature's.
-pub fn statement_for(receipt: &Receipt, receipt_bytes: &[u8], verified: bool) -> Statement {
+/// `receipt` their parse, `native` the bundle's `native.json` when it has one, `verified` the
+/// outcome of every check except the signature's.
+pub fn statement_for(
+    receipt: &Receipt,
+    receipt_bytes: &[u8],
+    native: Option<&NativeSection>,
+    verified: bool,
+) -> Statement {
     let mut subject: Vec<ResourceDescriptor> = receipt
         .platforms
         .iter()
@@ -100,6 +115,31 @@ pub fn statement_for(receipt: &Receipt, receipt_bytes: &[u8], verified: bool) ->
                 passed.push(name);
             } else {
                 failed.push(name);
+            }
+        }
+    }
+    if let Some(section) = native {
+        configuration.push(descriptor(NATIVE_MATRIX_FILE, &section.matrix.sha256));
+        configuration.push(descriptor(NATIVE_LOCK_FILE, &section.lock_sha256));
+        for run in &section.platforms {
+            configuration.push(descriptor(
+                &format!(
+                    "native client {} {} {}",
+                    run.client, run.pinned.version, run.platform
+                ),
+                &run.pinned.binary_sha256,
+            ));
+            let dir = native_dir(&run.client, run.platform);
+            if !run.judgement.failures.is_empty() {
+                failed.push(dir.clone());
+            }
+            for r in &run.judgement.runs {
+                let name = format!("{dir}/{}", r.dir);
+                if r.passed {
+                    passed.push(name);
+                } else {
+                    failed.push(name);
+                }
             }
         }
     }
@@ -205,8 +245,15 @@ pub fn sign_bundle_with(
     }
     let receipt: Receipt = crate::strict_json::from_slice(&bundle.receipt_bytes)
         .map_err(|e| unreadable(crate::verify::BundleError::receipt(bundle_dir, e)))?;
-    let statement = statement_for(&receipt, &bundle.receipt_bytes, outcome.verified);
-    predicate_agrees(&receipt, &statement.predicate)?;
+    let native = native_section(&bundle.files)
+        .map_err(|e| unreadable(crate::verify::BundleError::receipt(bundle_dir, e)))?;
+    let statement = statement_for(
+        &receipt,
+        &bundle.receipt_bytes,
+        native.as_ref(),
+        outcome.verified,
+    );
+    predicate_agrees(&receipt, native.as_ref(), &statement.predicate)?;
     let payload = serde_json::to_vec(&statement).unwrap_or_default();
     let envelope = dsse::sign(IN_TOTO_PAYLOAD_TYPE, &payload, &key);
     let mut bytes = serde_json::to_vec_pretty(&envelope).unwrap_or_default();
@@ -254,9 +301,25 @@ fn kind_of(file_type: &std::fs::FileType) -> &'static str {
     }
 }
 
-/// The statement says what the receipt says: `PASSED` only with every recorded case passing,
-/// the passed list exactly the receipt's cases and the failed list empty.
-fn predicate_agrees(receipt: &Receipt, predicate: &TestResult) -> Result<(), SignError> {
+/// The bundle's `native.json`, parsed, when it has one (`None` for a candidate-only bundle).
+pub fn native_section(
+    files: &BTreeMap<String, Vec<u8>>,
+) -> Result<Option<NativeSection>, crate::strict_json::StrictJsonError> {
+    files
+        .get(NATIVE_SECTION_FILE)
+        .map(|bytes| crate::strict_json::from_slice(bytes))
+        .transpose()
+}
+
+/// The statement says what the receipt says: `PASSED` only with every recorded case and every
+/// native run passing, the passed list exactly the receipt's cases then the native runs, and
+/// the failed list empty.
+fn predicate_agrees(
+    receipt: &Receipt,
+    native: Option<&NativeSection>,
+    predicate: &TestResult,
+) -> Result<(), SignError> {
+    let native_runs = native.map_or(&[][..], |n| n.platforms.as_slice());
     let cases: Vec<String> = receipt
         .platforms
         .iter()
@@ -265,11 +328,19 @@ fn predicate_agrees(receipt: &Receipt, predicate: &TestResult) -> Result<(), Sig
                 .iter()
                 .map(move |c| format!("{}/{}", run.platform.dir_name(), c.id))
         })
+        .chain(native_runs.iter().flat_map(|run| {
+            let dir = native_dir(&run.client, run.platform);
+            run.judgement
+                .runs
+                .iter()
+                .map(move |r| format!("{dir}/{}", r.dir))
+        }))
         .collect();
     let all_pass = receipt
         .platforms
         .iter()
-        .all(|run| run.cases.iter().all(|c| c.verdict == "pass"));
+        .all(|run| run.cases.iter().all(|c| c.verdict == "pass"))
+        && native_runs.iter().all(|run| run.judgement.passed);
     if predicate.result != "PASSED" || !all_pass {
         return Err(SignError::Disagrees(format!(
             "result {}, every case passed: {all_pass}",

@@ -536,3 +536,108 @@ fn every_container_of_a_sharded_native_run_is_held_to_the_boundary() {
         "{f:?}"
     );
 }
+
+/// The statement a signed bundle carries.
+fn signed_statement(dir: &Path) -> scopebox_receipts::attestation::Statement {
+    use scopebox_receipts::dsse::{decode_base64, Envelope};
+    let envelope: Envelope =
+        serde_json::from_slice(&std::fs::read(dir.join("receipt.dsse.json")).unwrap()).unwrap();
+    serde_json::from_slice(&decode_base64(&envelope.payload).unwrap()).unwrap()
+}
+
+#[test]
+fn a_signed_native_statement_lists_every_native_run_and_the_pinned_client() {
+    use scopebox_receipts::attestation::{sign_bundle, statement_for};
+    use scopebox_receipts::dsse::{self, IN_TOTO_PAYLOAD_TYPE};
+    use scopebox_schema::native_receipt::{NativeSection, NATIVE_SECTION_FILE};
+    let tmp = tempdir();
+    let keys = dsse::write_keypair(&tmp.path().join("k")).unwrap();
+    let private = std::fs::read_to_string(&keys.private).unwrap();
+    let public = keys.public.to_str().unwrap().to_string();
+    for (dir, candidate_cases) in [(native_only(tmp.path()), 0), (native_bundle(tmp.path()), 4)] {
+        sign_bundle(&dir, &private).unwrap();
+        let statement = signed_statement(&dir);
+        let section: NativeSection =
+            serde_json::from_slice(&std::fs::read(dir.join(NATIVE_SECTION_FILE)).unwrap()).unwrap();
+        let run = &section.platforms[0];
+        // Every native run by name, after the candidate cases; nothing failed.
+        let native: Vec<String> = run
+            .judgement
+            .runs
+            .iter()
+            .map(|r| format!("native/claude-code-linux-amd64/{}", r.dir))
+            .collect();
+        assert!(native.len() > 10, "{native:?}");
+        assert_eq!(
+            statement.predicate.passed_tests.len(),
+            candidate_cases + native.len()
+        );
+        assert_eq!(
+            statement.predicate.passed_tests[candidate_cases..],
+            native[..]
+        );
+        assert!(native.contains(
+            &"native/claude-code-linux-amd64/baseline-stdio-all-scopes/list".to_string()
+        ));
+        assert!(statement.predicate.failed_tests.is_empty());
+        assert_eq!(statement.predicate.result, "PASSED");
+        // The pinned client binary, the native matrix and the lock, each by digest.
+        let named = |name: &str| {
+            statement
+                .predicate
+                .configuration
+                .iter()
+                .find(|d| d.name == name)
+                .map(|d| d.digest["sha256"].clone())
+        };
+        assert_eq!(
+            named("native client claude-code 2.1.327 linux/amd64").as_deref(),
+            Some(run.pinned.binary_sha256.as_str())
+        );
+        assert_eq!(
+            named("inputs/native.lock.json").as_deref(),
+            Some(section.lock_sha256.as_str())
+        );
+        assert_eq!(
+            named("inputs/native-matrix.json").as_deref(),
+            Some(section.matrix.sha256.as_str())
+        );
+        let good = verify_bin(&[dir.to_str().unwrap(), "--key", &public]);
+        assert_eq!(good.code, 0, "{}", good.stdout);
+        assert!(
+            good.stdout.contains("✓ signature.statement"),
+            "{}",
+            good.stdout
+        );
+
+        // Someone with the key signs the statement a candidate-only reading gives (no native
+        // runs, no pinned client): the verifier rebuilds the statement and refuses it.
+        let receipt_bytes = std::fs::read(dir.join(RECEIPT_FILE)).unwrap();
+        let receipt: Receipt = serde_json::from_slice(&receipt_bytes).unwrap();
+        let without = statement_for(&receipt, &receipt_bytes, None, true);
+        let key = dsse::signing_key_from_pem(&private).unwrap();
+        let envelope = dsse::sign(
+            IN_TOTO_PAYLOAD_TYPE,
+            &serde_json::to_vec(&without).unwrap(),
+            &key,
+        );
+        std::fs::write(
+            dir.join("receipt.dsse.json"),
+            serde_json::to_vec_pretty(&envelope).unwrap(),
+        )
+        .unwrap();
+        let bad = verify_bin(&[dir.to_str().unwrap(), "--key", &public]);
+        assert_eq!(bad.code, 1, "{}", bad.stdout);
+        assert!(
+            bad.stdout.contains("✗ signature.statement")
+                && bad
+                    .stdout
+                    .contains("the statement names another image, matrix or policy")
+                && bad
+                    .stdout
+                    .contains("the statement lists other passed or failed cases"),
+            "{}",
+            bad.stdout
+        );
+    }
+}

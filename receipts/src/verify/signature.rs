@@ -107,8 +107,13 @@ pub(crate) fn check(
         Some(payload) => match crate::strict_json::from_slice::<Statement>(&payload) {
             Err(e) => binding.push(format!("the payload is not an in-toto statement: {e}")),
             Ok(statement) => {
-                let expected =
-                    statement_for(ctx.receipt, &ctx.bundle.receipt_bytes, verified_so_far);
+                let native = ctx.native.as_ref().and_then(|n| n.section.as_ref().ok());
+                let expected = statement_for(
+                    ctx.receipt,
+                    &ctx.bundle.receipt_bytes,
+                    native,
+                    verified_so_far,
+                );
                 if statement.subject != expected.subject {
                     binding.push(
                         "the statement's subjects are not this receipt.json and every platform's candidate archive"
