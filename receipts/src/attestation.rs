@@ -129,13 +129,11 @@ pub fn statement_for(
                 ),
                 &run.pinned.binary_sha256,
             ));
-            let dir = native_dir(&run.client, run.platform);
             if !run.judgement.failures.is_empty() {
-                failed.push(dir.clone());
+                failed.push(native_dir(&run.client, run.platform));
             }
-            for r in &run.judgement.runs {
-                let name = format!("{dir}/{}", r.dir);
-                if r.passed {
+            for (name, pass) in native_tests(run) {
+                if pass {
                     passed.push(name);
                 } else {
                     failed.push(name);
@@ -301,6 +299,18 @@ fn kind_of(file_type: &std::fs::FileType) -> &'static str {
     }
 }
 
+/// Each run of a native platform run as the statement names it
+/// (`native/<client>-<os>-<arch>/<scenario>/<mode>`), with its verdict.
+fn native_tests(
+    run: &scopebox_schema::native_receipt::NativePlatformRun,
+) -> impl Iterator<Item = (String, bool)> + '_ {
+    let dir = native_dir(&run.client, run.platform);
+    run.judgement
+        .runs
+        .iter()
+        .map(move |r| (format!("{dir}/{}", r.dir), r.passed))
+}
+
 /// The bundle's `native.json`, parsed, when it has one (`None` for a candidate-only bundle).
 pub fn native_section(
     files: &BTreeMap<String, Vec<u8>>,
@@ -328,13 +338,11 @@ fn predicate_agrees(
                 .iter()
                 .map(move |c| format!("{}/{}", run.platform.dir_name(), c.id))
         })
-        .chain(native_runs.iter().flat_map(|run| {
-            let dir = native_dir(&run.client, run.platform);
-            run.judgement
-                .runs
+        .chain(
+            native_runs
                 .iter()
-                .map(move |r| format!("{dir}/{}", r.dir))
-        }))
+                .flat_map(|run| native_tests(run).map(|(name, _)| name)),
+        )
         .collect();
     let all_pass = receipt
         .platforms

@@ -1453,7 +1453,7 @@ fn candidate_mutations() -> Vec<Mutation> {
                 let native = c
                     .read(scopebox_schema::native_receipt::NATIVE_SECTION_FILE)
                     .ok()
-                    .and_then(|b| serde_json::from_slice(&b).ok());
+                    .and_then(|b| crate::strict_json::from_slice(&b).ok());
                 let statement = statement_for(&receipt, &receipt_bytes, native.as_ref(), true);
                 let key = dsse::signing_key_from_pem(&c.key_pem).map_err(|e| e.to_string())?;
                 let envelope = dsse::sign(
