@@ -85,19 +85,106 @@ pub struct Candidate {
 /// same archive digest whichever command packed it.
 pub fn built_candidate(root: &Path, platform: Platform) -> Result<Candidate, BuildError> {
     let binary = toolchain::read_bin(root, platform, "mcpscope")?;
-    Ok(Candidate::from_binary(platform, binary))
+    let packed = PackedArchives::in_dir(toolchain::static_target_dir(root).join(PACKED_DIR));
+    Ok(Candidate::from_binary_reusing(platform, binary, &packed))
+}
+
+/// The directory below the static target directory where packed archives are kept for reuse.
+pub const PACKED_DIR: &str = "scopebox-packed";
+
+/// Archives packed earlier, kept so that a warm run does not compress the same binary again
+/// (gzip of a 2.5 MB binary is ~0.1 s per platform on every run). An entry is named by the
+/// sha256 of the binary it holds and of this orchestrator's own executable (its size and
+/// modification time: a rebuilt scopebox, whose archive writer may differ, never reuses what an
+/// older one wrote), and it is used only after it was unpacked and found to hold exactly the
+/// binary being packed: a damaged or planted entry is replaced, never trusted.
+pub struct PackedArchives {
+    dir: Option<PathBuf>,
+}
+
+impl PackedArchives {
+    pub fn in_dir(dir: PathBuf) -> PackedArchives {
+        PackedArchives { dir: Some(dir) }
+    }
+
+    /// No reuse: every archive is packed afresh.
+    pub fn none() -> PackedArchives {
+        PackedArchives { dir: None }
+    }
+
+    fn entry(&self, name: &str, binary: &[u8]) -> Option<PathBuf> {
+        use std::os::unix::fs::MetadataExt;
+        let dir = self.dir.as_ref()?;
+        let exe = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
+        let writer = format!("{} {} {}", exe.size(), exe.mtime(), exe.mtime_nsec());
+        let key = sha256_hex(format!("{writer}\n{}", sha256_hex(binary)).as_bytes());
+        Some(dir.join(format!("{name}.{key}")))
+    }
+
+    /// The kept archive of `files` named `name`, if there is one and it holds exactly `files`.
+    fn reuse(&self, entry: &Path, name: &str, files: &[ArchiveFile]) -> Option<Vec<u8>> {
+        let kept = std::fs::read(entry).ok()?;
+        if kept.len() as u64 > MAX_ARCHIVE_BYTES {
+            return None;
+        }
+        let unpacked = archive::read_archive(name, &kept).ok()?;
+        (unpacked == files).then_some(kept)
+    }
+
+    /// Keeps `bytes` for reuse (written aside, then renamed: a reader never sees half of it),
+    /// in place of any entry of the same archive name kept before (one per platform, however
+    /// many builds came before). Failing to keep it only costs the next run the compression.
+    fn keep(entry: &Path, name: &str, bytes: &[u8]) {
+        let Some(dir) = entry.parent() else { return };
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+        let earlier = format!("{name}.");
+        for old in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if old.file_name().to_string_lossy().starts_with(&earlier) {
+                let _ = std::fs::remove_file(old.path());
+            }
+        }
+        let aside = entry.with_extension(format!("part-{}", std::process::id()));
+        if std::fs::write(&aside, bytes).is_err() || std::fs::rename(&aside, entry).is_err() {
+            let _ = std::fs::remove_file(&aside);
+        }
+    }
 }
 
 impl Candidate {
     /// Pack a freshly built `mcpscope` binary of `platform`.
     pub fn from_binary(platform: Platform, binary: Vec<u8>) -> Candidate {
+        Candidate::from_binary_reusing(platform, binary, &PackedArchives::none())
+    }
+
+    /// Pack `binary`, reusing the archive `packed` kept of these exact bytes when it has one
+    /// (the same bytes a fresh pack gives: see `PackedArchives`).
+    pub fn from_binary_reusing(
+        platform: Platform,
+        binary: Vec<u8>,
+        packed: &PackedArchives,
+    ) -> Candidate {
+        let name = archive_name(platform);
+        let entry = packed.entry(&name, &binary);
         let files = vec![ArchiveFile {
             path: ARCHIVE_BIN.to_string(),
             mode: 0o755,
             bytes: binary,
         }];
-        let name = archive_name(platform);
-        let bytes = archive::write_archive(&files);
+        let reused = entry
+            .as_deref()
+            .and_then(|e| packed.reuse(e, &name, &files));
+        let bytes = match reused {
+            Some(kept) => kept,
+            None => {
+                let fresh = archive::write_archive(&files);
+                if let Some(e) = &entry {
+                    PackedArchives::keep(e, &name, &fresh);
+                }
+                fresh
+            }
+        };
         let manifest = archive::manifest(&name, &bytes, &files);
         Candidate {
             platform,
@@ -262,5 +349,88 @@ mod tests {
         assert!(err.is_refusal());
         let err = Candidate::from_file(&path, "abc").unwrap_err();
         assert!(matches!(err, PackError::BadDigest { .. }), "{err:?}");
+    }
+
+    /// The archive `write_archive` makes of `files`, recompressed at another gzip level: the same
+    /// contents, other bytes (what only a reused entry can have given back).
+    fn recompressed(files: &[ArchiveFile]) -> Vec<u8> {
+        use std::io::{Read, Write};
+        let mut tar = Vec::new();
+        flate2::read::GzDecoder::new(&archive::write_archive(files)[..])
+            .read_to_end(&mut tar)
+            .unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&tar).unwrap();
+        gz.finish().unwrap()
+    }
+
+    #[test]
+    fn a_kept_archive_is_reused_only_while_it_holds_exactly_the_binary_being_packed() {
+        let dir = tempfile::tempdir().unwrap();
+        let packed = PackedArchives::in_dir(dir.path().join("kept"));
+        let binary = elf(62);
+        let fresh = Candidate::from_binary(Platform::LinuxAmd64, binary.clone());
+
+        // The first pack keeps what it wrote: the same bytes as a pack without reuse.
+        let first = Candidate::from_binary_reusing(Platform::LinuxAmd64, binary.clone(), &packed);
+        assert_eq!(first.bytes, fresh.bytes);
+        let entry = packed.entry(&first.name, &binary).unwrap();
+        assert_eq!(std::fs::read(&entry).unwrap(), fresh.bytes);
+
+        // An entry that holds the same binary is used as it is (no compression).
+        let same_contents = recompressed(&fresh.files);
+        assert_ne!(same_contents, fresh.bytes);
+        std::fs::write(&entry, &same_contents).unwrap();
+        let reused = Candidate::from_binary_reusing(Platform::LinuxAmd64, binary.clone(), &packed);
+        assert_eq!(reused.bytes, same_contents);
+        assert_eq!(reused.files, fresh.files);
+        assert_eq!(
+            reused.manifest.archive.sha256,
+            sha256_hex(&same_contents),
+            "the manifest describes the bytes shipped"
+        );
+
+        // A planted archive of another binary, a damaged one, or no archive at all under the
+        // entry's name: packed afresh, and the entry replaced.
+        let other = archive::write_archive(&[ArchiveFile {
+            path: ARCHIVE_BIN.to_string(),
+            mode: 0o755,
+            bytes: elf(183),
+        }]);
+        let mut truncated = fresh.bytes.clone();
+        truncated.truncate(truncated.len() / 2);
+        for planted in [other, truncated, b"not an archive".to_vec()] {
+            std::fs::write(&entry, &planted).unwrap();
+            let again = Candidate::from_binary_reusing(Platform::LinuxAmd64, binary.clone(), &packed);
+            assert_eq!(again.bytes, fresh.bytes);
+            assert_eq!(std::fs::read(&entry).unwrap(), fresh.bytes);
+        }
+
+        // Another binary has an entry of its own, which replaces the earlier one.
+        let other_binary = elf(8);
+        let other_entry = packed.entry(&first.name, &other_binary).unwrap();
+        assert_ne!(other_entry, entry);
+        Candidate::from_binary_reusing(Platform::LinuxAmd64, other_binary, &packed);
+        let kept: Vec<_> = std::fs::read_dir(dir.path().join("kept"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(kept, vec![other_entry]);
+    }
+
+    #[test]
+    fn packing_without_a_usable_directory_for_kept_archives_still_packs() {
+        let dir = tempfile::tempdir().unwrap();
+        // A file where the directory would go: nothing can be kept, the pack is unaffected.
+        let blocked = dir.path().join("kept");
+        std::fs::write(&blocked, b"").unwrap();
+        let packed = PackedArchives::in_dir(blocked.clone());
+        let binary = elf(62);
+        let candidate = Candidate::from_binary_reusing(Platform::LinuxAmd64, binary.clone(), &packed);
+        assert_eq!(
+            candidate.bytes,
+            Candidate::from_binary(Platform::LinuxAmd64, binary).bytes
+        );
+        assert_eq!(std::fs::read(&blocked).unwrap(), b"");
     }
 }

@@ -165,8 +165,178 @@ pub async fn build_static(
     Ok(())
 }
 
+/// Every binary `build_shipped` makes, as (platform, name): the candidate and the harness of
+/// every platform, the witness of every machine.
+pub fn shipped_bins() -> Vec<(Platform, &'static str)> {
+    let mut bins = Vec::new();
+    for platform in Platform::ALL {
+        bins.push((platform, CANDIDATE_PACKAGE));
+        bins.push((platform, "scopebox-runner"));
+        bins.push((platform, "scopebox-sentinel"));
+        if let Some(witness) = WITNESS_BIN {
+            bins.push((platform, witness));
+        }
+    }
+    bins
+}
+
+/// Whether a build check would likely find nothing to do: every shipped binary exists and is
+/// at least as new as every file its dep-info (`<bin>.d`, written by cargo) lists and every
+/// manifest of the workspace (`Cargo.lock`, the root's and each member's `Cargo.toml`). A
+/// guess, never a verdict: it only lets a run go ahead on the binaries there while cargo
+/// checks them, and the run is kept only if cargo then left every one of them as it was
+/// (`run::evidence_run`). Anything unreadable makes it false.
+pub fn looks_built(root: &Path) -> bool {
+    let mut manifests = vec![root.join("Cargo.lock"), root.join("Cargo.toml")];
+    let Ok(members) = std::fs::read_dir(root) else {
+        return false;
+    };
+    for member in members.flatten() {
+        let manifest = member.path().join("Cargo.toml");
+        if manifest.is_file() {
+            manifests.push(manifest);
+        }
+    }
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    shipped_bins().into_iter().all(|(platform, name)| {
+        let bin = static_bin(root, platform, name);
+        let Some(built) = modified(&bin) else {
+            return false;
+        };
+        let Ok(dep_info) = std::fs::read_to_string(bin.with_file_name(format!("{name}.d"))) else {
+            return false;
+        };
+        let listed = dep_info_inputs(&dep_info);
+        !listed.is_empty()
+            && listed
+                .iter()
+                .map(PathBuf::from)
+                .chain(manifests.iter().cloned())
+                .all(|input| modified(&input).is_some_and(|m| m <= built))
+    })
+}
+
+/// The inputs a Makefile-style dep-info line names (`target: input input…`, a space inside a
+/// name escaped as `\ `); only the first rule counts, as cargo writes one per binary.
+fn dep_info_inputs(dep_info: &str) -> Vec<String> {
+    let Some(line) = dep_info.lines().next() else {
+        return Vec::new();
+    };
+    let Some((_, inputs)) = line.split_once(": ") else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    let mut current = String::new();
+    let mut chars = inputs.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(' ') => current.push(' '),
+                Some(other) => {
+                    current.push('\\');
+                    current.push(other);
+                }
+                None => current.push('\\'),
+            },
+            ' ' => {
+                if !current.is_empty() {
+                    names.push(std::mem::take(&mut current));
+                }
+            }
+            c => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        names.push(current);
+    }
+    names
+}
+
 /// Read a built binary's bytes.
 pub fn read_bin(root: &Path, platform: Platform, name: &str) -> Result<Vec<u8>, BuildError> {
     let path = static_bin(root, platform, name);
     std::fs::read(&path).map_err(|source| BuildError::Missing { path, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn dep_info_names_every_input_of_the_first_rule_with_escaped_spaces_kept() {
+        let line = "/t/bin: /w/src/a.rs /w/my\\ dir/b.rs  /w/c\\\\d.rs\n/w/src/a.rs:\n";
+        assert_eq!(
+            dep_info_inputs(line),
+            vec!["/w/src/a.rs", "/w/my dir/b.rs", "/w/c\\\\d.rs"]
+        );
+        assert!(dep_info_inputs("no rule here").is_empty());
+        assert!(dep_info_inputs("").is_empty());
+    }
+
+    fn set_age(path: &Path, seconds_ago: u64) {
+        let at = SystemTime::now() - Duration::from_secs(seconds_ago);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(at)
+            .unwrap();
+    }
+
+    /// A workspace whose every shipped binary was built (60 s ago) from one source (120 s ago).
+    fn built_workspace() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let source = root.join("member/src/main.rs");
+        std::fs::create_dir_all(source.parent().unwrap()).unwrap();
+        for file in [&source, &root.join("member/Cargo.toml")] {
+            std::fs::write(file, b"").unwrap();
+        }
+        for file in ["Cargo.toml", "Cargo.lock"] {
+            std::fs::write(root.join(file), b"").unwrap();
+        }
+        for file in [&source, &root.join("member/Cargo.toml")] {
+            set_age(file, 120);
+        }
+        set_age(&root.join("Cargo.toml"), 120);
+        set_age(&root.join("Cargo.lock"), 120);
+        for (platform, name) in shipped_bins() {
+            let bin = static_bin(&root, platform, name);
+            std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+            std::fs::write(&bin, b"\x7fELF").unwrap();
+            let dep_info = format!("{}: {}\n", bin.display(), source.display());
+            std::fs::write(bin.with_file_name(format!("{name}.d")), dep_info).unwrap();
+            set_age(&bin, 60);
+        }
+        (dir, source)
+    }
+
+    #[test]
+    fn binaries_newer_than_their_inputs_look_built_and_anything_newer_or_missing_does_not() {
+        let (dir, source) = built_workspace();
+        let root = dir.path();
+        assert!(looks_built(root));
+
+        // An edited source, an edited lock file or member manifest.
+        for input in [source.clone(), root.join("Cargo.lock"), root.join("member/Cargo.toml")] {
+            let (dir, _) = built_workspace();
+            let input = dir.path().join(input.strip_prefix(root).unwrap());
+            set_age(&input, 0);
+            assert!(!looks_built(dir.path()), "{} is newer", input.display());
+        }
+
+        // A binary, its dep-info, or a listed input missing.
+        let (dir, source) = built_workspace();
+        std::fs::remove_file(&source).unwrap();
+        assert!(!looks_built(dir.path()));
+        let (dir, _) = built_workspace();
+        let (platform, name) = shipped_bins()[5];
+        std::fs::remove_file(static_bin(dir.path(), platform, name)).unwrap();
+        assert!(!looks_built(dir.path()));
+        let (dir, _) = built_workspace();
+        let bin = static_bin(dir.path(), Platform::LinuxArm64, CANDIDATE_PACKAGE);
+        std::fs::write(bin.with_file_name(format!("{CANDIDATE_PACKAGE}.d")), b"garbage").unwrap();
+        assert!(!looks_built(dir.path()));
+    }
 }

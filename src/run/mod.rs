@@ -308,11 +308,73 @@ enum Building<F: std::future::Future> {
 }
 
 impl<F: std::future::Future> Building<F> {
+    fn running(&self) -> bool {
+        matches!(self, Building::Running(_))
+    }
+
     async fn finish(self) -> F::Output {
         match self {
             Building::Done(output) => output,
             Building::Running(build) => build.await,
         }
+    }
+}
+
+/// The first binary a run used that is no longer what the build left on disk (`linux/arm64
+/// scopebox-runner`), if any: the candidate (when packed from the workspace), runner, sentinel
+/// and every machine's witness. One that cannot be read counts as changed.
+fn rebuilt_since(root: &Path, built: &[Built]) -> Option<String> {
+    let differs = |platform: Platform, name: &str, used: &[u8]| {
+        toolchain::read_bin(root, platform, name).map_or(true, |now| now != used)
+    };
+    for b in built {
+        let candidate = b
+            .candidate
+            .files
+            .iter()
+            .find(|f| f.path == scopebox_receipts::archive::ARCHIVE_BIN);
+        let mut used: Vec<(Platform, &str, &[u8])> = vec![
+            (b.platform, "scopebox-runner", &b.runner),
+            (b.platform, "scopebox-sentinel", &b.sentinel),
+        ];
+        if b.candidate_from_source {
+            used.push((
+                b.platform,
+                toolchain::CANDIDATE_PACKAGE,
+                candidate.map_or(&[][..], |f| &f.bytes),
+            ));
+        }
+        if let Some(witness) = toolchain::WITNESS_BIN {
+            for (machine, bytes) in &b.witnesses {
+                match Platform::from_machine(machine) {
+                    Some(p) => used.push((p, witness, bytes)),
+                    None => return Some(format!("the witness of {machine}")),
+                }
+            }
+        }
+        if let Some((platform, name, _)) = used
+            .into_iter()
+            .find(|(platform, name, bytes)| differs(*platform, name, bytes))
+        {
+            return Some(format!("{platform} {name}"));
+        }
+    }
+    None
+}
+
+/// Removes what a discarded attempt wrote into the bundle directory (empty or missing when the
+/// run began: everything in it is the attempt's), and the directory itself if the run made it.
+fn discard_bundle(out: &Path, was_there: bool) {
+    if !was_there {
+        let _ = std::fs::remove_dir_all(out);
+        return;
+    }
+    for entry in std::fs::read_dir(out).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let _ = match entry.file_type() {
+            Ok(t) if t.is_dir() => std::fs::remove_dir_all(&path),
+            _ => std::fs::remove_file(&path),
+        };
     }
 }
 
@@ -402,14 +464,47 @@ pub fn cannot_run_reason(platform: Platform, engine_arch: &str, detail: &str) ->
 struct Built {
     platform: Platform,
     candidate: Candidate,
+    /// Packed from the workspace's build (not given with `--candidate`).
+    candidate_from_source: bool,
     runner: Vec<u8>,
     sentinel: Vec<u8>,
     witnesses: Vec<(String, Vec<u8>)>,
     image: image::Image,
 }
 
-/// `scopebox run`.
+/// `scopebox run`. A warm run goes ahead on the binaries already built while cargo checks
+/// them (`toolchain::looks_built`), and is kept only if cargo left every binary it used as it
+/// was; otherwise its bundle is discarded and the run starts again on what cargo built.
 pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
+    let mut ahead = GoAhead::WhenLooksBuilt;
+    loop {
+        match evidence_attempt(&args, ahead).await? {
+            Attempt::Finished(outcome) => return Ok(outcome),
+            Attempt::Rebuilt(changed) => {
+                eprintln!(
+                    "scopebox: cargo rebuilt {changed} while the run went ahead on the earlier binaries: that run is discarded; running again"
+                );
+                ahead = GoAhead::Never;
+            }
+        }
+    }
+}
+
+/// Whether a run may start its containers before cargo's check of the binaries finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GoAhead {
+    WhenLooksBuilt,
+    Never,
+}
+
+/// How one attempt at a run ended.
+enum Attempt {
+    Finished(Outcome),
+    /// It went ahead and cargo then changed this binary: nothing of it was kept.
+    Rebuilt(String),
+}
+
+async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, CommandError> {
     let started_at = SystemTime::now();
     let clock = Instant::now();
     let mut phases = Phases::new(clock);
@@ -512,8 +607,20 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         scopebox_terminal::escape(&info.architecture)
     );
 
+    // Ahead of cargo's check when it would likely find nothing to do (the binaries there are
+    // newer than every input): the check's answer is awaited once the containers are done.
+    let going_ahead =
+        ahead == GoAhead::WhenLooksBuilt && building.running() && toolchain::looks_built(&root);
+    let (check_now, check_later) = if going_ahead {
+        (None, Some(building))
+    } else {
+        (Some(building), None)
+    };
     let prepare = async {
-        let build_time = building.finish().await?;
+        let build_time = match check_now {
+            Some(check) => check.finish().await?,
+            None => Duration::ZERO,
+        };
         let pack_clock = Instant::now();
         let mut given = given;
         // Each platform's candidate packed (compressed) on a thread of its own.
@@ -533,13 +640,14 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
                 .map(|(&platform, candidate)| {
                     let root = &root;
                     scope.spawn(move || {
+                        let from_source = candidate.is_none();
                         let candidate = match candidate {
                             Some(c) => c,
                             None => crate::pack::built_candidate(root, platform)?,
                         };
                         let runner = toolchain::read_bin(root, platform, "scopebox-runner")?;
                         let sentinel = toolchain::read_bin(root, platform, "scopebox-sentinel")?;
-                        Ok::<_, CommandError>((platform, candidate, runner, sentinel))
+                        Ok::<_, CommandError>((platform, candidate, from_source, runner, sentinel))
                     })
                 })
                 .collect();
@@ -562,7 +670,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
 
         let image_clock = Instant::now();
         let mut images = Vec::new();
-        for (platform, candidate, runner, sentinel) in built {
+        for (platform, candidate, candidate_from_source, runner, sentinel) in built {
             let witness_refs: Vec<image::WitnessBinary> = witnesses
                 .iter()
                 .map(|(machine, bytes)| image::WitnessBinary { machine, bytes })
@@ -595,6 +703,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
             images.push(Built {
                 platform,
                 candidate,
+                candidate_from_source,
                 runner,
                 sentinel,
                 witnesses: witnesses.clone(),
@@ -617,7 +726,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         done = prepare => done?,
         () = interrupted() => {
             eprintln!("scopebox: interrupted before any container was created: evidence not exported, no bundle written");
-            return Ok(Outcome::Interrupted);
+            return Ok(Attempt::Finished(Outcome::Interrupted));
         }
     };
     phases.add("build", pack_ms);
@@ -625,6 +734,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     phases.add("sweep", sweep_ms);
     phases.lap("prepare");
     // The bundle directory exists from the moment it has something to hold.
+    let out_was_there = out.symlink_metadata().is_ok();
     receipt::prepare_dir(&out)?;
 
     let shared = receipt::SharedInputs {
@@ -733,6 +843,24 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
     if display == crate::progress::Display::Bars {
         // The finished bars stay; what follows starts on a line of its own.
         eprintln!();
+    }
+    // A run that went ahead is kept only if cargo's check left every binary it used as it was.
+    // An interrupted run (which never passes) is not checked: the check is dropped, and cargo
+    // with it.
+    if let Some(check) = check_later.filter(|_| !records.iter().any(|r| r.interrupted)) {
+        // (Its own duration is not a phase: it ran beside the containers; the wait is.)
+        let rebuilt = match check.finish().await {
+            Ok(_) => rebuilt_since(&root, &built),
+            Err(e) => {
+                discard_bundle(&out, out_was_there);
+                return Err(e);
+            }
+        };
+        if let Some(changed) = rebuilt {
+            discard_bundle(&out, out_was_there);
+            return Ok(Attempt::Rebuilt(changed));
+        }
+        phases.lap("build-check");
     }
 
     // Each platform's containers: evidence extracted, outer records written, judged — every
@@ -965,7 +1093,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         }
         crate::exit::print_summary(&summary);
     }
-    Ok(outcome)
+    Ok(Attempt::Finished(outcome))
 }
 
 /// How many containers each platform's matrix is split across: `--shards`, else the
@@ -1222,6 +1350,88 @@ mod tests {
 
     fn candidate(platform: Platform) -> Candidate {
         Candidate::from_binary(platform, image::probe_elf(platform, false))
+    }
+
+    /// A workspace root whose every shipped binary is its own name's bytes, and what a run
+    /// packed from it used (amd64; the witnesses of both machines).
+    fn built_from_disk() -> (tempfile::TempDir, Built) {
+        let dir = tempfile::tempdir().unwrap();
+        for (platform, name) in toolchain::shipped_bins() {
+            let bin = toolchain::static_bin(dir.path(), platform, name);
+            std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+            std::fs::write(&bin, format!("{platform} {name}")).unwrap();
+        }
+        let read = |p: Platform, name: &str| toolchain::read_bin(dir.path(), p, name).unwrap();
+        let amd64 = Platform::LinuxAmd64;
+        let witness = toolchain::WITNESS_BIN.unwrap();
+        let built = Built {
+            platform: amd64,
+            candidate: Candidate::from_binary(amd64, read(amd64, toolchain::CANDIDATE_PACKAGE)),
+            candidate_from_source: true,
+            runner: read(amd64, "scopebox-runner"),
+            sentinel: read(amd64, "scopebox-sentinel"),
+            witnesses: Platform::ALL
+                .iter()
+                .map(|&p| (p.machine().to_string(), read(p, witness)))
+                .collect(),
+            image: image(),
+        };
+        (dir, built)
+    }
+
+    #[test]
+    fn a_run_that_went_ahead_names_the_first_binary_the_build_then_changed() {
+        let (dir, built) = built_from_disk();
+        let root = dir.path();
+        assert_eq!(rebuilt_since(root, std::slice::from_ref(&built)), None);
+        let witness = toolchain::WITNESS_BIN.unwrap();
+        for (platform, name) in [
+            (Platform::LinuxAmd64, toolchain::CANDIDATE_PACKAGE),
+            (Platform::LinuxAmd64, "scopebox-runner"),
+            (Platform::LinuxAmd64, "scopebox-sentinel"),
+            (Platform::LinuxArm64, witness),
+        ] {
+            let (dir, built) = built_from_disk();
+            let bin = toolchain::static_bin(dir.path(), platform, name);
+            std::fs::write(&bin, b"rebuilt").unwrap();
+            assert_eq!(
+                rebuilt_since(dir.path(), std::slice::from_ref(&built)),
+                Some(format!("{platform} {name}"))
+            );
+            // Gone counts as changed too.
+            std::fs::remove_file(&bin).unwrap();
+            assert!(rebuilt_since(dir.path(), std::slice::from_ref(&built)).is_some());
+        }
+        // Other platforms' binaries the run did not use, and a candidate given with
+        // --candidate, are not its concern.
+        let (dir, mut built) = built_from_disk();
+        let arm_runner = toolchain::static_bin(dir.path(), Platform::LinuxArm64, "scopebox-runner");
+        std::fs::write(arm_runner, b"rebuilt").unwrap();
+        built.candidate_from_source = false;
+        let candidate = toolchain::static_bin(dir.path(), Platform::LinuxAmd64, "mcpscope");
+        std::fs::write(candidate, b"rebuilt").unwrap();
+        assert_eq!(rebuilt_since(dir.path(), std::slice::from_ref(&built)), None);
+    }
+
+    #[test]
+    fn a_discarded_bundle_leaves_the_directory_as_the_run_found_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let fill = |out: &Path| {
+            std::fs::create_dir_all(out.join("platforms/linux-amd64/evidence")).unwrap();
+            std::fs::write(out.join("platforms/linux-amd64/evidence/x"), b"x").unwrap();
+            std::fs::write(out.join("receipt.json"), b"{}").unwrap();
+        };
+        // Made by the run: removed.
+        let made = dir.path().join("made");
+        fill(&made);
+        discard_bundle(&made, false);
+        assert!(!made.exists());
+        // There (empty) before the run: emptied, kept.
+        let there = dir.path().join("there");
+        fill(&there);
+        discard_bundle(&there, true);
+        assert!(there.is_dir());
+        assert_eq!(std::fs::read_dir(&there).unwrap().count(), 0);
     }
 
     #[test]
