@@ -401,7 +401,8 @@ mod tests {
         truncated.truncate(truncated.len() / 2);
         for planted in [other, truncated, b"not an archive".to_vec()] {
             std::fs::write(&entry, &planted).unwrap();
-            let again = Candidate::from_binary_reusing(Platform::LinuxAmd64, binary.clone(), &packed);
+            let again =
+                Candidate::from_binary_reusing(Platform::LinuxAmd64, binary.clone(), &packed);
             assert_eq!(again.bytes, fresh.bytes);
             assert_eq!(std::fs::read(&entry).unwrap(), fresh.bytes);
         }
@@ -426,7 +427,8 @@ mod tests {
         std::fs::write(&blocked, b"").unwrap();
         let packed = PackedArchives::in_dir(blocked.clone());
         let binary = elf(62);
-        let candidate = Candidate::from_binary_reusing(Platform::LinuxAmd64, binary.clone(), &packed);
+        let candidate =
+            Candidate::from_binary_reusing(Platform::LinuxAmd64, binary.clone(), &packed);
         assert_eq!(
             candidate.bytes,
             Candidate::from_binary(Platform::LinuxAmd64, binary).bytes

@@ -319,7 +319,11 @@ mod tests {
         assert!(looks_built(root));
 
         // An edited source, an edited lock file or member manifest.
-        for input in [source.clone(), root.join("Cargo.lock"), root.join("member/Cargo.toml")] {
+        for input in [
+            source.clone(),
+            root.join("Cargo.lock"),
+            root.join("member/Cargo.toml"),
+        ] {
             let (dir, _) = built_workspace();
             let input = dir.path().join(input.strip_prefix(root).unwrap());
             set_age(&input, 0);
@@ -336,7 +340,11 @@ mod tests {
         assert!(!looks_built(dir.path()));
         let (dir, _) = built_workspace();
         let bin = static_bin(dir.path(), Platform::LinuxArm64, CANDIDATE_PACKAGE);
-        std::fs::write(bin.with_file_name(format!("{CANDIDATE_PACKAGE}.d")), b"garbage").unwrap();
+        std::fs::write(
+            bin.with_file_name(format!("{CANDIDATE_PACKAGE}.d")),
+            b"garbage",
+        )
+        .unwrap();
         assert!(!looks_built(dir.path()));
     }
 }

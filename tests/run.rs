@@ -464,6 +464,49 @@ pub fn a_build_that_fails_answers_json_and_leaves_no_bundle_directory() {
     );
 }
 
+pub fn a_warm_run_goes_ahead_while_cargo_checks_and_keeps_its_bundle_when_nothing_changed() {
+    let dir = tempdir();
+    // A pack builds and waits for cargo: afterwards every binary is current.
+    let pack = scopebox(
+        &[
+            "pack",
+            "--platform",
+            "linux/amd64",
+            "--out",
+            dir.path().join("pack").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(pack.code, 0, "{pack:?}");
+    let matrix = small_matrix(dir.path(), 2);
+    let bundle = dir.path().join("bundle");
+    let out = run_matrix(&bundle, &matrix, &["--platform", "linux/amd64"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let going_ahead = out
+        .stderr
+        .find("scopebox: going ahead on the binaries built earlier while cargo checks them")
+        .unwrap_or_else(|| panic!("the warm run did not go ahead: {}", out.stderr));
+    let answered = out.stderr.find("scopebox: engine ").unwrap();
+    assert!(
+        going_ahead < answered,
+        "said after the engine's line: {}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("discarded"), "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(v["outcome"], "passed", "{v}");
+    assert_eq!(v["verified"], true, "{v}");
+    // And the bundle holds the candidate that was packed from the same binaries.
+    let packed: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("pack").join("pack-manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        v["platforms"][0]["candidateSha256"], packed["archive"]["sha256"],
+        "{v}\n{packed}"
+    );
+}
+
 pub fn a_run_writes_junit_and_one_archive_that_verifies_on_its_own() {
     let dir = tempdir();
     let matrix = small_matrix(dir.path(), 3);

@@ -83,6 +83,7 @@ fn main() {
         Engine run::a_named_platform_the_engine_cannot_run_is_refused_before_anything_with_exit_4,
         Engine run::the_default_set_runs_what_the_engine_can_and_says_plainly_what_it_did_not_cover,
         Engine run::a_build_that_fails_answers_json_and_leaves_no_bundle_directory,
+        Engine run::a_warm_run_goes_ahead_while_cargo_checks_and_keeps_its_bundle_when_nothing_changed,
         Engine run::a_run_writes_junit_and_one_archive_that_verifies_on_its_own,
         Engine run::a_signed_run_carries_provenance_that_the_verifier_ties_to_the_receipt,
         Engine interrupt::ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind,

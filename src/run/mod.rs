@@ -312,6 +312,17 @@ impl<F: std::future::Future> Building<F> {
         matches!(self, Building::Running(_))
     }
 
+    /// Its output if it is already there (one poll, no wait), or itself, still running.
+    fn try_finish(self) -> Result<F::Output, Self> {
+        use futures_util::FutureExt;
+        match self {
+            Building::Done(output) => Ok(output),
+            Building::Running(mut build) => {
+                (&mut build).now_or_never().ok_or(Building::Running(build))
+            }
+        }
+    }
+
     async fn finish(self) -> F::Output {
         match self {
             Building::Done(output) => output,
@@ -598,6 +609,14 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     // yet. If it cannot be installed, only the deadline can end the run.
     let ctrl_c = crate::run::CtrlC::listen();
     let interrupted = || ctrl_c.hit();
+    // Ahead of cargo's check when it would likely find nothing to do (the binaries there are
+    // newer than every input): its answer is awaited once the containers are done. Said before
+    // the engine's line, so that whoever reads that line knows which way the run went.
+    let going_ahead =
+        ahead == GoAhead::WhenLooksBuilt && building.running() && toolchain::looks_built(&root);
+    if going_ahead {
+        eprintln!("scopebox: going ahead on the binaries built earlier while cargo checks them");
+    }
     // Said once the listener is in place: from this line on, Ctrl-C is answered with exit 130
     // (before it, during the engine's first answers, it ends the process as any Ctrl-C does).
     eprintln!(
@@ -607,10 +626,6 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         scopebox_terminal::escape(&info.architecture)
     );
 
-    // Ahead of cargo's check when it would likely find nothing to do (the binaries there are
-    // newer than every input): the check's answer is awaited once the containers are done.
-    let going_ahead =
-        ahead == GoAhead::WhenLooksBuilt && building.running() && toolchain::looks_built(&root);
     let (check_now, check_later) = if going_ahead {
         (None, Some(building))
     } else {
@@ -733,6 +748,19 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     phases.add("image", image_ms);
     phases.add("sweep", sweep_ms);
     phases.lap("prepare");
+    // A check that already answered is taken now, before anything is written.
+    let mut check_later = check_later;
+    if let Some(check) = check_later.take() {
+        match check.try_finish() {
+            Ok(Err(e)) => return Err(e),
+            Ok(Ok(_)) => {
+                if let Some(changed) = rebuilt_since(&root, &built) {
+                    return Ok(Attempt::Rebuilt(changed));
+                }
+            }
+            Err(running) => check_later = Some(running),
+        }
+    }
     // The bundle directory exists from the moment it has something to hold.
     let out_was_there = out.symlink_metadata().is_ok();
     receipt::prepare_dir(&out)?;
@@ -849,7 +877,21 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     // with it.
     if let Some(check) = check_later.filter(|_| !records.iter().any(|r| r.interrupted)) {
         // (Its own duration is not a phase: it ran beside the containers; the wait is.)
-        let rebuilt = match check.finish().await {
+        let checked = match check.try_finish() {
+            Ok(answer) => answer,
+            Err(check) => {
+                eprintln!("scopebox: waiting for cargo's check of the binaries this run used");
+                tokio::select! {
+                    answer = check.finish() => answer,
+                    () = interrupted() => {
+                        discard_bundle(&out, out_was_there);
+                        eprintln!("scopebox: interrupted while cargo checked the binaries this run used: no bundle written");
+                        return Ok(Attempt::Finished(Outcome::Interrupted));
+                    }
+                }
+            }
+        };
+        let rebuilt = match checked {
             Ok(_) => rebuilt_since(&root, &built),
             Err(e) => {
                 discard_bundle(&out, out_was_there);
@@ -1410,7 +1452,10 @@ mod tests {
         built.candidate_from_source = false;
         let candidate = toolchain::static_bin(dir.path(), Platform::LinuxAmd64, "mcpscope");
         std::fs::write(candidate, b"rebuilt").unwrap();
-        assert_eq!(rebuilt_since(dir.path(), std::slice::from_ref(&built)), None);
+        assert_eq!(
+            rebuilt_since(dir.path(), std::slice::from_ref(&built)),
+            None
+        );
     }
 
     #[test]
@@ -1527,6 +1572,23 @@ mod tests {
             dropped.load(std::sync::atomic::Ordering::SeqCst),
             "build not dropped"
         );
+    }
+
+    #[test]
+    fn a_build_is_taken_only_once_it_answered() {
+        let done: Building<std::future::Ready<u8>> =
+            Building::Running(Box::pin(std::future::ready(5)));
+        assert!(matches!(done.try_finish(), Ok(5)));
+        let pending: Building<std::future::Pending<u8>> =
+            Building::Running(Box::pin(std::future::pending()));
+        let Err(still) = pending.try_finish() else {
+            panic!("a pending build answered");
+        };
+        assert!(still.running());
+        assert!(matches!(
+            Building::<std::future::Pending<u8>>::Done(7).try_finish(),
+            Ok(7)
+        ));
     }
 
     #[tokio::test(start_paused = true)]
