@@ -16,41 +16,52 @@
 //! function of its arguments.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
-use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
-thread_local! {
-    /// The searches compiled last on this thread, most recent first (at most `MEMO_SIZE`).
-    static RECENT_SEARCHES: RefCell<Vec<Rc<CanarySearch>>> = const { RefCell::new(Vec::new()) };
-}
+/// The searches compiled last in this process, most recent first (at most `MEMO_SIZE`), shared
+/// by its threads: the orchestrator judges each platform on a thread of its own and then
+/// verifies the bundle on others, all with the same matrix.
+static RECENT_SEARCHES: SearchMemo = SearchMemo(Mutex::new(Vec::new()));
 
-/// How many compiled searches a thread keeps: the matrix's canaries, and the matrix's plus the
-/// adversarial controls' canary, for each of a few matrices at most.
+/// How many compiled searches the process keeps: the matrix's canaries, and the matrix's plus
+/// the adversarial controls' canary, for each of a few matrices at most.
 const MEMO_SIZE: usize = 4;
 
 /// The compiled search for `canaries`, reused while the same canaries are asked for again:
 /// the judge is called once per case with the same matrix, and compiling the automaton (about
-/// 0.1 s for the shipped matrix's 698 canaries) costs more than searching every capture of a
-/// run. A small cache per thread; the result is exactly `CanarySearch::new(canaries)`, so
-/// callers stay pure functions of their arguments.
-pub fn search_for(canaries: &[String]) -> Rc<CanarySearch> {
-    RECENT_SEARCHES.with(|recent| {
-        let mut recent = recent.borrow_mut();
+/// 0.05–0.1 s for the shipped matrix's 698 canaries) costs more than searching every capture
+/// of a run. A small cache per process, compiled under its lock (a second thread asking for
+/// the same canaries waits for the first one's instead of compiling its own); the result is
+/// exactly `CanarySearch::new(canaries)`, so callers stay pure functions of their arguments.
+pub fn search_for(canaries: &[String]) -> Arc<CanarySearch> {
+    RECENT_SEARCHES.get(canaries)
+}
+
+/// Compiled searches, most recent first, at most `MEMO_SIZE`.
+struct SearchMemo(Mutex<Vec<Arc<CanarySearch>>>);
+
+impl SearchMemo {
+    fn get(&self, canaries: &[String]) -> Arc<CanarySearch> {
+        // A thread that panicked while holding the lock left at worst a shorter list.
+        let mut recent = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let search = match recent.iter().position(|s| s.canaries == canaries) {
             Some(at) => recent.remove(at),
-            None => Rc::new(CanarySearch::new(canaries)),
+            None => Arc::new(CanarySearch::new(canaries)),
         };
-        recent.insert(0, Rc::clone(&search));
+        recent.insert(0, Arc::clone(&search));
         recent.truncate(MEMO_SIZE);
         search
-    })
+    }
 }
 
 /// Several canary lists searched as one, each compiled once (`search_for`): the failures of
 /// each list in turn, which are exactly what one search over the lists joined in this order
 /// reports (hits come in canary order, then `Encoding::ALL` order).
-pub struct CanarySearches(Vec<Rc<CanarySearch>>);
+pub struct CanarySearches(Vec<Arc<CanarySearch>>);
 
 impl CanarySearches {
     pub fn of(lists: &[&[String]]) -> CanarySearches {
@@ -795,17 +806,36 @@ mod tests {
 
     #[test]
     fn the_memo_returns_the_search_for_exactly_the_canaries_asked() {
+        let memo = SearchMemo(Mutex::new(Vec::new()));
         let a = vec![CANARY.to_string()];
         let b = vec![CANARY.to_string(), "OTHER-CANARY-0001".to_string()];
-        let first = search_for(&a);
-        assert!(Rc::ptr_eq(&first, &search_for(&a)));
-        let other = search_for(&b);
-        assert!(!Rc::ptr_eq(&first, &other));
+        let first = memo.get(&a);
+        assert!(Arc::ptr_eq(&first, &memo.get(&a)));
+        let other = memo.get(&b);
+        assert!(!Arc::ptr_eq(&first, &other));
         assert_eq!(other.find(b"x OTHER-CANARY-0001").len(), 1);
-        assert!(search_for(&a).find(b"x OTHER-CANARY-0001").is_empty());
+        assert!(memo.get(&a).find(b"x OTHER-CANARY-0001").is_empty());
         // Both stay cached side by side.
-        assert!(Rc::ptr_eq(&first, &search_for(&a)));
-        assert!(Rc::ptr_eq(&other, &search_for(&b)));
+        assert!(Arc::ptr_eq(&first, &memo.get(&a)));
+        assert!(Arc::ptr_eq(&other, &memo.get(&b)));
+        // Past `MEMO_SIZE` other lists, the least recent is compiled again.
+        for n in 0..MEMO_SIZE {
+            memo.get(&[format!("CANARY-FILLER-{n:04}")]);
+        }
+        assert!(!Arc::ptr_eq(&first, &memo.get(&a)));
+    }
+
+    #[test]
+    fn threads_asking_for_the_same_canaries_share_one_compiled_search() {
+        let memo = SearchMemo(Mutex::new(Vec::new()));
+        let canaries = vec![CANARY.to_string()];
+        let searches: Vec<Arc<CanarySearch>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..4)
+                .map(|_| scope.spawn(|| memo.get(&canaries)))
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        assert!(searches.iter().all(|s| Arc::ptr_eq(s, &searches[0])));
     }
 
     #[test]
