@@ -284,7 +284,7 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
                 None => {
                     if !built {
                         eprintln!("scopebox: {}", crate::toolchain::building());
-                        crate::toolchain::build_shipped(&root).await?;
+                        crate::toolchain::build_shipped(&root, crate::toolchain::Priority::Normal).await?;
                         built = true;
                     }
                     crate::pack::built_candidate(&root, *platform)?
@@ -343,7 +343,7 @@ async fn build(args: BuildArgs) -> Result<Outcome, CommandError> {
         let mut built = Vec::new();
         eprintln!("scopebox: {}", crate::toolchain::building());
         // Exactly the invocation `run` makes: every shipped binary of every platform.
-        crate::toolchain::build_shipped(&root).await?;
+        crate::toolchain::build_shipped(&root, crate::toolchain::Priority::Normal).await?;
         for platform in &selection.platforms {
             let candidate = crate::pack::built_candidate(&root, *platform)?;
             built.push(serde_json::json!({

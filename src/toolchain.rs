@@ -101,8 +101,24 @@ pub fn building() -> String {
 /// cargo invocation: `pack`, `build`, `run` and `native` all come here, so a binary's bytes
 /// never depend on which command built it (one feature resolution, one set of artifacts), and a
 /// warm check costs one cargo start instead of one per package and platform.
-pub async fn build_shipped(root: &Path) -> Result<(), BuildError> {
-    build_static(root, &Platform::ALL, &[CANDIDATE_PACKAGE, HARNESS_PACKAGE]).await
+pub async fn build_shipped(root: &Path, priority: Priority) -> Result<(), BuildError> {
+    build_static(
+        root,
+        &Platform::ALL,
+        &[CANDIDATE_PACKAGE, HARNESS_PACKAGE],
+        priority,
+    )
+    .await
+}
+
+/// The CPU priority cargo (and any compiler it starts) runs at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    /// As the caller: the build is what the caller waits for.
+    Normal,
+    /// Niceness 19: a check that runs beside the containers of a run that went ahead, which
+    /// then get the CPU first, leaving cargo the gaps (the engine's create, start and export).
+    Background,
 }
 
 /// `cargo build --profile static --locked --target <each platform's> -p …`, each target with its
@@ -113,8 +129,20 @@ pub async fn build_static(
     root: &Path,
     platforms: &[Platform],
     packages: &[&str],
+    priority: Priority,
 ) -> Result<(), BuildError> {
     let program = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    run_cargo(&program, root, platforms, packages, priority).await
+}
+
+async fn run_cargo(
+    program: &str,
+    root: &Path,
+    platforms: &[Platform],
+    packages: &[&str],
+    priority: Priority,
+) -> Result<(), BuildError> {
+    let program = program.to_string();
     let listed = packages.join(", ");
     let targets = platforms
         .iter()
@@ -133,6 +161,16 @@ pub async fn build_static(
         .stderr(Stdio::inherit())
         // Ctrl-C drops the future: take the build down with it.
         .kill_on_drop(true);
+    if priority == Priority::Background {
+        // SAFETY: one raw setpriority(2) on the child itself, async-signal-safe; nothing else
+        // runs between fork and exec. A refusal leaves the build at its inherited priority.
+        unsafe {
+            cmd.pre_exec(|| {
+                let _ = rustix::process::setpriority_process(None, 19);
+                Ok(())
+            });
+        }
+    }
     for platform in platforms {
         let target = platform.rust_target();
         cmd.args(["--target", target]).env(
@@ -262,6 +300,49 @@ pub fn read_bin(root: &Path, platform: Platform, name: &str) -> Result<Vec<u8>, 
 mod tests {
     use super::*;
     use std::time::{Duration, SystemTime};
+
+    /// The niceness a `cargo` started at `priority` runs at (a script that records its own).
+    fn niceness_of_cargo_at(priority: Priority) -> i32 {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = dir.path().join("stat");
+        let cargo = dir.path().join("cargo");
+        // Field 19 of /proc/self/stat is the niceness; `exec cat` keeps the script's process.
+        std::fs::write(
+            &cargo,
+            format!("#!/bin/sh\nexec cat /proc/self/stat > '{}'\n", seen.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime
+            .block_on(run_cargo(
+                cargo.to_str().unwrap(),
+                dir.path(),
+                &Platform::ALL,
+                &[CANDIDATE_PACKAGE],
+                priority,
+            ))
+            .unwrap();
+        let stat = std::fs::read_to_string(&seen).unwrap();
+        let (_, after_comm) = stat.rsplit_once(')').unwrap();
+        // After the command: state is field 3, niceness field 19.
+        after_comm.split_whitespace().nth(16).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn a_background_check_runs_at_the_lowest_priority_and_a_normal_one_as_its_caller() {
+        let own: i32 = {
+            let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+            let (_, after_comm) = stat.rsplit_once(')').unwrap();
+            after_comm.split_whitespace().nth(16).unwrap().parse().unwrap()
+        };
+        assert_eq!(niceness_of_cargo_at(Priority::Normal), own);
+        assert_eq!(niceness_of_cargo_at(Priority::Background), 19);
+    }
 
     #[test]
     fn dep_info_names_every_input_of_the_first_rule_with_escaped_spaces_kept() {

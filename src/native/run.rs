@@ -444,7 +444,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     let prepare = async {
         let pack_clock = Instant::now();
         eprintln!("scopebox: native: {}", toolchain::building());
-        toolchain::build_shipped(&root).await?;
+        toolchain::build_shipped(&root, crate::toolchain::Priority::Normal).await?;
         let candidate = crate::pack::built_candidate(&root, platform)?;
         let runner = toolchain::read_bin(&root, platform, "scopebox-runner")?;
         let sentinel = toolchain::read_bin(&root, platform, "scopebox-sentinel")?;

@@ -537,15 +537,23 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     let (recipe, recipe_bytes) = crate::shipped::recipe()?;
     let root = crate::shipped::source_root()?;
 
-    // The static build (a freshness check when warm, ~0.4 s of cargo) runs while the engine is
-    // asked and every emulated platform probed: nothing waits on it until the images are made.
+    // The static build (a freshness check when warm, 0.15–0.3 s of cargo) runs while the engine
+    // is asked and every emulated platform probed: nothing waits on it until the images are
+    // made — or, when the binaries there look built, until the containers are done (the run
+    // goes ahead on them, and cargo runs at the lowest priority beside the containers).
     // The engine's answer comes first: a run the engine refuses (unreachable, a required
     // platform it cannot run) is refused for that reason, and the build is dropped, which
     // kills cargo (`kill_on_drop`); a failed build is reported only once the engine agreed.
+    let going_ahead = ahead == GoAhead::WhenLooksBuilt && toolchain::looks_built(&root);
     let build = async {
         let clock = Instant::now();
         eprintln!("scopebox: {}", toolchain::building());
-        toolchain::build_shipped(&root).await?;
+        let priority = if going_ahead {
+            toolchain::Priority::Background
+        } else {
+            toolchain::Priority::Normal
+        };
+        toolchain::build_shipped(&root, priority).await?;
         Ok::<_, CommandError>(clock.elapsed())
     };
     let ask_engine = async {
@@ -606,10 +614,9 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     let ctrl_c = crate::run::CtrlC::listen();
     let interrupted = || ctrl_c.hit();
     // Ahead of cargo's check when it would likely find nothing to do (the binaries there are
-    // newer than every input): its answer is awaited once the containers are done. Said before
-    // the engine's line, so that whoever reads that line knows which way the run went.
-    // (Also when the check already answered: that answer is then taken at once, below.)
-    let going_ahead = ahead == GoAhead::WhenLooksBuilt && toolchain::looks_built(&root);
+    // newer than every input): its answer is awaited once the containers are done (or taken at
+    // once, below, if it already came). Said before the engine's line, so that whoever reads
+    // that line knows which way the run went.
     if going_ahead {
         eprintln!("scopebox: going ahead on the binaries built earlier while cargo checks them");
     }
