@@ -284,7 +284,8 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
                 None => {
                     if !built {
                         eprintln!("scopebox: {}", crate::toolchain::building());
-                        crate::toolchain::build_shipped(&root, crate::toolchain::Priority::Normal).await?;
+                        crate::toolchain::build_shipped(&root, crate::toolchain::Priority::Normal)
+                            .await?;
                         built = true;
                     }
                     crate::pack::built_candidate(&root, *platform)?

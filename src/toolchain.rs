@@ -102,13 +102,36 @@ pub fn building() -> String {
 /// never depend on which command built it (one feature resolution, one set of artifacts), and a
 /// warm check costs one cargo start instead of one per package and platform.
 pub async fn build_shipped(root: &Path, priority: Priority) -> Result<(), BuildError> {
-    build_static(
-        root,
-        &Platform::ALL,
-        &[CANDIDATE_PACKAGE, HARNESS_PACKAGE],
-        priority,
-    )
-    .await
+    build_shipped_with(&cargo_program(), root, priority).await
+}
+
+async fn build_shipped_with(
+    program: &str,
+    root: &Path,
+    priority: Priority,
+) -> Result<(), BuildError> {
+    let started = std::time::SystemTime::now();
+    let packages = [CANDIDATE_PACKAGE, HARNESS_PACKAGE];
+    run_cargo(program, root, &Platform::ALL, &packages, priority).await?;
+    mark_checked(root, started);
+    Ok(())
+}
+
+/// `$CARGO`, or `cargo`.
+fn cargo_program() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
+}
+
+/// The file whose modification time says when cargo last started a check of every shipped
+/// binary that then succeeded (cargo leaves a fresh binary's own time alone, so the binaries'
+/// times cannot say it).
+const CHECKED_STAMP: &str = "scopebox-checked";
+
+/// Records that a check started at `started` succeeded (best effort: without the stamp, the
+/// next run only waits for its check).
+fn mark_checked(root: &Path, started: std::time::SystemTime) {
+    let stamp = static_target_dir(root).join(CHECKED_STAMP);
+    let _ = std::fs::File::create(&stamp).and_then(|f| f.set_modified(started));
 }
 
 /// The CPU priority cargo (and any compiler it starts) runs at.
@@ -131,8 +154,7 @@ pub async fn build_static(
     packages: &[&str],
     priority: Priority,
 ) -> Result<(), BuildError> {
-    let program = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    run_cargo(&program, root, platforms, packages, priority).await
+    run_cargo(&cargo_program(), root, platforms, packages, priority).await
 }
 
 async fn run_cargo(
@@ -218,12 +240,13 @@ pub fn shipped_bins() -> Vec<(Platform, &'static str)> {
     bins
 }
 
-/// Whether a build check would likely find nothing to do: every shipped binary exists and is
-/// at least as new as every file its dep-info (`<bin>.d`, written by cargo) lists and every
-/// manifest of the workspace (`Cargo.lock`, the root's and each member's `Cargo.toml`). A
-/// guess, never a verdict: it only lets a run go ahead on the binaries there while cargo
-/// checks them, and the run is kept only if cargo then left every one of them as it was
-/// (`run::evidence_run`). Anything unreadable makes it false.
+/// Whether a build check would likely find nothing to do: every shipped binary exists, and
+/// every file its dep-info (`<bin>.d`, written by cargo) lists and every manifest of the
+/// workspace (`Cargo.lock`, the root's and each member's `Cargo.toml`) is older than the start
+/// of the last check that succeeded (`mark_checked`). A guess, never a verdict: it only lets a
+/// run go ahead on the binaries there while cargo checks them, and the run is kept only if
+/// cargo then left every one of them as it was (`run::evidence_run`). Anything unreadable
+/// makes it false.
 pub fn looks_built(root: &Path) -> bool {
     let mut manifests = vec![root.join("Cargo.lock"), root.join("Cargo.toml")];
     let Ok(members) = std::fs::read_dir(root) else {
@@ -236,11 +259,14 @@ pub fn looks_built(root: &Path) -> bool {
         }
     }
     let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let Some(checked) = modified(&static_target_dir(root).join(CHECKED_STAMP)) else {
+        return false;
+    };
     shipped_bins().into_iter().all(|(platform, name)| {
         let bin = static_bin(root, platform, name);
-        let Some(built) = modified(&bin) else {
+        if !bin.is_file() {
             return false;
-        };
+        }
         let Ok(dep_info) = std::fs::read_to_string(bin.with_file_name(format!("{name}.d"))) else {
             return false;
         };
@@ -250,7 +276,7 @@ pub fn looks_built(root: &Path) -> bool {
                 .iter()
                 .map(PathBuf::from)
                 .chain(manifests.iter().cloned())
-                .all(|input| modified(&input).is_some_and(|m| m <= built))
+                .all(|input| modified(&input).is_some_and(|m| m < checked))
     })
 }
 
@@ -309,7 +335,10 @@ mod tests {
         // Field 19 of /proc/self/stat is the niceness; `exec cat` keeps the script's process.
         std::fs::write(
             &cargo,
-            format!("#!/bin/sh\nexec cat /proc/self/stat > '{}'\n", seen.display()),
+            format!(
+                "#!/bin/sh\nexec cat /proc/self/stat > '{}'\n",
+                seen.display()
+            ),
         )
         .unwrap();
         std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755))
@@ -330,7 +359,44 @@ mod tests {
         let stat = std::fs::read_to_string(&seen).unwrap();
         let (_, after_comm) = stat.rsplit_once(')').unwrap();
         // After the command: state is field 3, niceness field 19.
-        after_comm.split_whitespace().nth(16).unwrap().parse().unwrap()
+        after_comm
+            .split_whitespace()
+            .nth(16)
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn only_a_check_that_succeeded_is_recorded_with_the_time_it_started() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for (script, recorded) in [("exit 0", true), ("exit 1", false)] {
+            let dir = tempfile::tempdir().unwrap();
+            let cargo = dir.path().join("cargo");
+            std::fs::write(&cargo, format!("#!/bin/sh\nsleep 1\n{script}\n")).unwrap();
+            std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+            std::fs::create_dir_all(static_target_dir(dir.path())).unwrap();
+            let before = SystemTime::now();
+            let built = runtime.block_on(build_shipped_with(
+                cargo.to_str().unwrap(),
+                dir.path(),
+                Priority::Normal,
+            ));
+            assert_eq!(built.is_ok(), recorded);
+            let stamp = std::fs::metadata(static_target_dir(dir.path()).join(CHECKED_STAMP));
+            assert_eq!(stamp.is_ok(), recorded);
+            let after = SystemTime::now();
+            if let Ok(stamp) = stamp {
+                // The check's start, not its end: the fake cargo slept a whole second after it.
+                let at = stamp.modified().unwrap();
+                assert!(at >= before, "{at:?} {before:?}");
+                assert!(at + Duration::from_secs(1) <= after, "{at:?} {after:?}");
+            }
+        }
     }
 
     #[test]
@@ -338,7 +404,12 @@ mod tests {
         let own: i32 = {
             let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
             let (_, after_comm) = stat.rsplit_once(')').unwrap();
-            after_comm.split_whitespace().nth(16).unwrap().parse().unwrap()
+            after_comm
+                .split_whitespace()
+                .nth(16)
+                .unwrap()
+                .parse()
+                .unwrap()
         };
         assert_eq!(niceness_of_cargo_at(Priority::Normal), own);
         assert_eq!(niceness_of_cargo_at(Priority::Background), 19);
@@ -365,7 +436,8 @@ mod tests {
             .unwrap();
     }
 
-    /// A workspace whose every shipped binary was built (60 s ago) from one source (120 s ago).
+    /// A workspace whose every shipped binary a check found current 60 s ago, built from one
+    /// source last changed 120 s ago.
     fn built_workspace() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_path_buf();
@@ -388,13 +460,15 @@ mod tests {
             std::fs::write(&bin, b"\x7fELF").unwrap();
             let dep_info = format!("{}: {}\n", bin.display(), source.display());
             std::fs::write(bin.with_file_name(format!("{name}.d")), dep_info).unwrap();
-            set_age(&bin, 60);
+            // The binaries' own times do not matter (cargo leaves a fresh one's alone).
+            set_age(&bin, 600);
         }
+        mark_checked(&root, SystemTime::now() - Duration::from_secs(60));
         (dir, source)
     }
 
     #[test]
-    fn binaries_newer_than_their_inputs_look_built_and_anything_newer_or_missing_does_not() {
+    fn binaries_checked_after_their_inputs_last_changed_look_built_and_nothing_else_does() {
         let (dir, source) = built_workspace();
         let root = dir.path();
         assert!(looks_built(root));
@@ -411,7 +485,15 @@ mod tests {
             assert!(!looks_built(dir.path()), "{} is newer", input.display());
         }
 
-        // A binary, its dep-info, or a listed input missing.
+        // A source changed after the last check started, even by a second.
+        let (dir, source) = built_workspace();
+        set_age(&source, 59);
+        assert!(!looks_built(dir.path()));
+
+        // No check recorded, a binary, its dep-info, or a listed input missing.
+        let (dir, _) = built_workspace();
+        std::fs::remove_file(static_target_dir(dir.path()).join(CHECKED_STAMP)).unwrap();
+        assert!(!looks_built(dir.path()));
         let (dir, source) = built_workspace();
         std::fs::remove_file(&source).unwrap();
         assert!(!looks_built(dir.path()));

@@ -35,6 +35,7 @@ fn hostile_binary() -> &'static [u8] {
                 &root,
                 &[Platform::LinuxAmd64],
                 &["scopebox-hostile"],
+                scopebox::toolchain::Priority::Normal,
             ))
             .expect("scopebox-hostile builds statically");
         scopebox::toolchain::read_bin(&root, Platform::LinuxAmd64, "scopebox-hostile")
