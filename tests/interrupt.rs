@@ -67,8 +67,10 @@ impl Lines {
     }
 }
 
-/// Kills the child if the test fails before it exits, so no run outlives its test.
-struct Reap(Child);
+/// Kills the child if the test fails before it exits, so no run outlives its test. It holds
+/// the engine (shared, `support::engine_hold`) while it lives: its run sweeps the leftovers of
+/// dead owners, which a sweep test holding the engine alone must not see happen under it.
+struct Reap(Child, Option<std::sync::RwLockReadGuard<'static, ()>>);
 
 impl Drop for Reap {
     fn drop(&mut self) {
@@ -76,12 +78,15 @@ impl Drop for Reap {
             let _ = self.0.kill();
             let _ = self.0.wait();
         }
+        // Only once the child is gone.
+        drop(self.1.take());
     }
 }
 
 /// `scopebox` itself (not a `cargo run` wrapper: SIGINT must reach it) started from the
 /// workspace with `configure`'s arguments, stdout and stderr piped, and stderr read as it comes.
 fn start_scopebox(configure: impl FnOnce(&mut Command)) -> (Reap, Lines) {
+    let hold = crate::support::engine_hold();
     let mut command = Command::new(env!("CARGO_BIN_EXE_scopebox"));
     configure(&mut command);
     let child = command
@@ -91,7 +96,7 @@ fn start_scopebox(configure: impl FnOnce(&mut Command)) -> (Reap, Lines) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the scopebox binary starts");
-    let mut child = Reap(child);
+    let mut child = Reap(child, hold);
     let lines = Lines::of(&mut child.0);
     (child, lines)
 }

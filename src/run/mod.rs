@@ -869,6 +869,16 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
             lifecycle(engine, plan, interrupt, &mut progress).await
         }
     });
+    // The canary search every platform's judging and the verification use, compiled while the
+    // containers run (at the lowest priority: they come first) instead of after them, when
+    // everything waits for it. The judging takes it from the process's cache, or waits there
+    // for this compile to finish: it is never compiled twice.
+    let canaries = matrix.canaries.clone();
+    std::thread::spawn(move || {
+        // On Linux a niceness set this way is the calling thread's alone.
+        let _ = rustix::process::setpriority_process(None, 19);
+        scopebox_schema::canary::search_for(&canaries);
+    });
     let records: Vec<Record> = futures_util::future::join_all(runs).await;
     phases.lap("containers");
     if display == crate::progress::Display::Bars {
