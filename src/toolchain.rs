@@ -327,22 +327,35 @@ mod tests {
     use super::*;
     use std::time::{Duration, SystemTime};
 
+    /// A `cargo` in `dir` that runs the shell lines `body`.
+    fn fake_cargo(dir: &Path, body: &str) -> PathBuf {
+        let cargo = dir.join("cargo");
+        std::fs::write(&cargo, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        cargo
+    }
+
+    /// The niceness in a `/proc/<pid>/stat` line: field 19, the 17th after the command.
+    fn niceness_in(stat: &str) -> i32 {
+        let (_, after_comm) = stat.rsplit_once(')').unwrap();
+        after_comm
+            .split_whitespace()
+            .nth(16)
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
     /// The niceness a `cargo` started at `priority` runs at (a script that records its own).
     fn niceness_of_cargo_at(priority: Priority) -> i32 {
         let dir = tempfile::tempdir().unwrap();
         let seen = dir.path().join("stat");
-        let cargo = dir.path().join("cargo");
-        // Field 19 of /proc/self/stat is the niceness; `exec cat` keeps the script's process.
-        std::fs::write(
-            &cargo,
-            format!(
-                "#!/bin/sh\nexec cat /proc/self/stat > '{}'\n",
-                seen.display()
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
+        // `exec cat` keeps the script's process.
+        let cargo = fake_cargo(
+            dir.path(),
+            &format!("exec cat /proc/self/stat > '{}'", seen.display()),
+        );
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -356,15 +369,7 @@ mod tests {
                 priority,
             ))
             .unwrap();
-        let stat = std::fs::read_to_string(&seen).unwrap();
-        let (_, after_comm) = stat.rsplit_once(')').unwrap();
-        // After the command: state is field 3, niceness field 19.
-        after_comm
-            .split_whitespace()
-            .nth(16)
-            .unwrap()
-            .parse()
-            .unwrap()
+        niceness_in(&std::fs::read_to_string(&seen).unwrap())
     }
 
     #[test]
@@ -375,10 +380,7 @@ mod tests {
             .unwrap();
         for (script, recorded) in [("exit 0", true), ("exit 1", false)] {
             let dir = tempfile::tempdir().unwrap();
-            let cargo = dir.path().join("cargo");
-            std::fs::write(&cargo, format!("#!/bin/sh\nsleep 1\n{script}\n")).unwrap();
-            std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-                .unwrap();
+            let cargo = fake_cargo(dir.path(), &format!("sleep 1\n{script}"));
             std::fs::create_dir_all(static_target_dir(dir.path())).unwrap();
             let before = SystemTime::now();
             let built = runtime.block_on(build_shipped_with(
@@ -401,16 +403,7 @@ mod tests {
 
     #[test]
     fn a_background_check_runs_at_the_lowest_priority_and_a_normal_one_as_its_caller() {
-        let own: i32 = {
-            let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-            let (_, after_comm) = stat.rsplit_once(')').unwrap();
-            after_comm
-                .split_whitespace()
-                .nth(16)
-                .unwrap()
-                .parse()
-                .unwrap()
-        };
+        let own = niceness_in(&std::fs::read_to_string("/proc/self/stat").unwrap());
         assert_eq!(niceness_of_cargo_at(Priority::Normal), own);
         assert_eq!(niceness_of_cargo_at(Priority::Background), 19);
     }
