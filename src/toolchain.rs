@@ -17,6 +17,9 @@ pub const STATIC_PROFILE: &str = "static";
 pub const CANDIDATE_PACKAGE: &str = "mcpscope";
 /// The in-box harness: runner and sentinel.
 pub const HARNESS_PACKAGE: &str = "scopebox-harness";
+/// The harness's binaries every image carries for its own platform.
+pub const RUNNER_BIN: &str = "scopebox-runner";
+pub const SENTINEL_BIN: &str = "scopebox-sentinel";
 /// The kernel witness binary the harness builds (`scopebox-witness`); every image carries it for
 /// every machine (`layout::witness_bin`), so the harness is built for every platform.
 pub const WITNESS_BIN: Option<&str> = Some(scopebox_schema::layout::WITNESS_NAME);
@@ -231,8 +234,8 @@ pub fn shipped_bins() -> Vec<(Platform, &'static str)> {
     let mut bins = Vec::new();
     for platform in Platform::ALL {
         bins.push((platform, CANDIDATE_PACKAGE));
-        bins.push((platform, "scopebox-runner"));
-        bins.push((platform, "scopebox-sentinel"));
+        bins.push((platform, RUNNER_BIN));
+        bins.push((platform, SENTINEL_BIN));
         if let Some(witness) = WITNESS_BIN {
             bins.push((platform, witness));
         }
@@ -262,22 +265,22 @@ pub fn looks_built(root: &Path) -> bool {
     let Some(checked) = modified(&static_target_dir(root).join(CHECKED_STAMP)) else {
         return false;
     };
-    shipped_bins().into_iter().all(|(platform, name)| {
+    // The binaries share most of their inputs: each is looked at once.
+    let mut inputs: std::collections::BTreeSet<PathBuf> = manifests.into_iter().collect();
+    for (platform, name) in shipped_bins() {
         let bin = static_bin(root, platform, name);
-        if !bin.is_file() {
-            return false;
-        }
         let Ok(dep_info) = std::fs::read_to_string(bin.with_file_name(format!("{name}.d"))) else {
             return false;
         };
         let listed = dep_info_inputs(&dep_info);
-        !listed.is_empty()
-            && listed
-                .iter()
-                .map(PathBuf::from)
-                .chain(manifests.iter().cloned())
-                .all(|input| modified(&input).is_some_and(|m| m < checked))
-    })
+        if !bin.is_file() || listed.is_empty() {
+            return false;
+        }
+        inputs.extend(listed.into_iter().map(PathBuf::from));
+    }
+    inputs
+        .iter()
+        .all(|input| modified(input).is_some_and(|m| m < checked))
 }
 
 /// The inputs a Makefile-style dep-info line names (`target: input input…`, a space inside a

@@ -446,8 +446,8 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         eprintln!("scopebox: native: {}", toolchain::building());
         toolchain::build_shipped(&root, crate::toolchain::Priority::Normal).await?;
         let candidate = crate::pack::built_candidate(&root, platform)?;
-        let runner = toolchain::read_bin(&root, platform, "scopebox-runner")?;
-        let sentinel = toolchain::read_bin(&root, platform, "scopebox-sentinel")?;
+        let runner = toolchain::read_bin(&root, platform, toolchain::RUNNER_BIN)?;
+        let sentinel = toolchain::read_bin(&root, platform, toolchain::SENTINEL_BIN)?;
         let mut witnesses = Vec::new();
         if let Some(bin) = toolchain::WITNESS_BIN {
             for p in Platform::ALL {

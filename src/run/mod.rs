@@ -334,39 +334,35 @@ fn rebuilt_since(root: &Path, built: &[Built]) -> Option<String> {
     let differs = |platform: Platform, name: &str, used: &[u8]| {
         toolchain::read_bin(root, platform, name).map_or(true, |now| now != used)
     };
+    let mut used: Vec<(Platform, &str, &[u8])> = Vec::new();
     for b in built {
-        let candidate = b
-            .candidate
-            .files
-            .iter()
-            .find(|f| f.path == scopebox_receipts::archive::ARCHIVE_BIN);
-        let mut used: Vec<(Platform, &str, &[u8])> = vec![
-            (b.platform, "scopebox-runner", &b.runner),
-            (b.platform, "scopebox-sentinel", &b.sentinel),
-        ];
+        used.push((b.platform, toolchain::RUNNER_BIN, &b.runner));
+        used.push((b.platform, toolchain::SENTINEL_BIN, &b.sentinel));
         if b.candidate_from_source {
+            let candidate = b
+                .candidate
+                .files
+                .iter()
+                .find(|f| f.path == scopebox_receipts::archive::ARCHIVE_BIN);
             used.push((
                 b.platform,
                 toolchain::CANDIDATE_PACKAGE,
                 candidate.map_or(&[][..], |f| &f.bytes),
             ));
         }
-        if let Some(witness) = toolchain::WITNESS_BIN {
-            for (machine, bytes) in &b.witnesses {
-                match Platform::from_machine(machine) {
-                    Some(p) => used.push((p, witness, bytes)),
-                    None => return Some(format!("the witness of {machine}")),
-                }
+    }
+    // Every platform's image carries the same witnesses: they are compared once.
+    if let (Some(witness), Some(first)) = (toolchain::WITNESS_BIN, built.first()) {
+        for (machine, bytes) in &first.witnesses {
+            match Platform::from_machine(machine) {
+                Some(p) => used.push((p, witness, bytes)),
+                None => return Some(format!("the witness of {machine}")),
             }
         }
-        if let Some((platform, name, _)) = used
-            .into_iter()
-            .find(|(platform, name, bytes)| differs(*platform, name, bytes))
-        {
-            return Some(format!("{platform} {name}"));
-        }
     }
-    None
+    used.into_iter()
+        .find(|(platform, name, bytes)| differs(*platform, name, bytes))
+        .map(|(platform, name, _)| format!("{platform} {name}"))
 }
 
 /// Removes what a discarded attempt wrote into the bundle directory (empty or missing when the
@@ -663,8 +659,9 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
                             Some(c) => c,
                             None => crate::pack::built_candidate(root, platform)?,
                         };
-                        let runner = toolchain::read_bin(root, platform, "scopebox-runner")?;
-                        let sentinel = toolchain::read_bin(root, platform, "scopebox-sentinel")?;
+                        let runner = toolchain::read_bin(root, platform, toolchain::RUNNER_BIN)?;
+                        let sentinel =
+                            toolchain::read_bin(root, platform, toolchain::SENTINEL_BIN)?;
                         Ok::<_, CommandError>((platform, candidate, from_source, runner, sentinel))
                     })
                 })
