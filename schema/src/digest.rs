@@ -1,12 +1,106 @@
-//! SHA-256 digests as lowercase hex: the one way every file, archive and document is named.
+//! SHA-256 digests as lowercase hex: the one way every file, archive and document is named;
+//! and the digests of large contents this process hashed recently, found again by comparing
+//! bytes (`sha256_hex_remembered`, `remembered_fill_sha256`).
 
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::Path;
+use std::sync::Mutex;
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
+}
+
+/// Contents shorter than this are hashed every time: comparing them costs about as much.
+pub const REMEMBER_MIN_BYTES: usize = 64 * 1024;
+/// How many large contents are remembered (the latest; a case lays out at most a few).
+const REMEMBERED_CONTENTS: usize = 4;
+
+/// A large content hashed in this process, and its digest. A digest is only ever given back
+/// for bytes equal to these, so it is exactly the SHA-256 of what it is given back for.
+struct Remembered {
+    bytes: Vec<u8>,
+    sha256: String,
+}
+
+/// The latest large contents hashed, with their digests (`REMEMBERED_CONTENTS` of them).
+struct RememberedDigests {
+    latest: Mutex<Vec<Remembered>>,
+}
+
+/// This process's: the runner's walks and the judge share it.
+static REMEMBERED: RememberedDigests = RememberedDigests::new();
+
+/// `sha256_hex`, remembering large contents: a fixture file of a megabyte is read by the walk
+/// before the candidate runs and again after it, and its declared content is hashed once more
+/// by the judge; under emulation each SHA-256 of it costs ~16 ms, a comparison ~0.4 ms. Equal
+/// bytes get the digest computed the first time; anything else is hashed.
+pub fn sha256_hex_remembered(bytes: &[u8]) -> String {
+    REMEMBERED.sha256_hex(bytes)
+}
+
+/// The digest of `prefix` followed by `byte` up to `size` bytes in all, when such a content
+/// was hashed by `sha256_hex_remembered` and is still remembered; never computes one.
+pub fn remembered_fill_sha256(prefix: &[u8], byte: u8, size: u64) -> Option<String> {
+    REMEMBERED.fill_sha256(prefix, byte, size)
+}
+
+impl RememberedDigests {
+    const fn new() -> RememberedDigests {
+        RememberedDigests {
+            latest: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn sha256_hex(&self, bytes: &[u8]) -> String {
+        if bytes.len() < REMEMBER_MIN_BYTES {
+            return sha256_hex(bytes);
+        }
+        if let Some(sha256) = self.recall(|known| same_bytes(known, bytes)) {
+            return sha256;
+        }
+        let sha256 = sha256_hex(bytes);
+        let mut latest = self.latest.lock().unwrap_or_else(|e| e.into_inner());
+        if latest.len() == REMEMBERED_CONTENTS {
+            latest.remove(0);
+        }
+        latest.push(Remembered {
+            bytes: bytes.to_vec(),
+            sha256: sha256.clone(),
+        });
+        sha256
+    }
+
+    fn fill_sha256(&self, prefix: &[u8], byte: u8, size: u64) -> Option<String> {
+        self.recall(|known| {
+            known.len() as u64 == size
+                && known.starts_with(prefix)
+                && all_bytes_are(&known[prefix.len()..], byte)
+        })
+    }
+
+    fn recall(&self, matches: impl Fn(&[u8]) -> bool) -> Option<String> {
+        let latest = self.latest.lock().unwrap_or_else(|e| e.into_inner());
+        latest
+            .iter()
+            .rev()
+            .find(|r| matches(&r.bytes))
+            .map(|r| r.sha256.clone())
+    }
+}
+
+/// `a == b`, eight bytes at a time: musl's `memcmp`, which slice equality calls, compares
+/// byte by byte, 10× slower under emulation.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let ((words_a, rest_a), (words_b, rest_b)) = (a.as_chunks::<8>(), b.as_chunks::<8>());
+    a.len() == b.len() && rest_a == rest_b && words_a.iter().zip(words_b).all(|(x, y)| x == y)
+}
+
+fn all_bytes_are(bytes: &[u8], byte: u8) -> bool {
+    let (words, rest) = bytes.as_chunks::<8>();
+    let word = [byte; 8];
+    rest.iter().all(|b| *b == byte) && words.iter().all(|w| *w == word)
 }
 
 /// Lowercase hex SHA-256 of a file's bytes, streamed.
@@ -43,5 +137,74 @@ mod tests {
         );
         assert!(is_sha256_hex(&sha256_hex(b"x")));
         assert!(!is_sha256_hex("E3B0"));
+    }
+
+    /// A content of `size` bytes: `prefix`, then `byte`.
+    fn fill(prefix: &[u8], byte: u8, size: usize) -> Vec<u8> {
+        let mut bytes = prefix.to_vec();
+        bytes.resize(size, byte);
+        bytes
+    }
+
+    #[test]
+    fn a_remembered_digest_is_given_back_only_for_the_same_bytes() {
+        let memo = RememberedDigests::new();
+        let size = REMEMBER_MIN_BYTES * 2 + 3; // not a multiple of the comparison's word
+        let original = fill(b"{\"remembered\":", b' ', size);
+        assert_eq!(memo.sha256_hex(&original), sha256_hex(&original));
+        assert_eq!(memo.latest.lock().unwrap().len(), 1);
+        assert_eq!(memo.sha256_hex(&original), sha256_hex(&original));
+        assert_eq!(
+            memo.latest.lock().unwrap().len(),
+            1,
+            "recalled, not hashed again"
+        );
+        // One byte changed anywhere — first, in the middle, in the last partial word — or one
+        // byte more or less: hashed afresh, never the remembered digest.
+        for at in [0, size / 2, size - 1] {
+            let mut changed = original.clone();
+            changed[at] ^= 1;
+            assert_eq!(memo.sha256_hex(&changed), sha256_hex(&changed), "byte {at}");
+        }
+        let longer = fill(b"{\"remembered\":", b' ', size + 1);
+        assert_eq!(memo.sha256_hex(&longer), sha256_hex(&longer));
+        let shorter = &original[..size - 1];
+        assert_eq!(memo.sha256_hex(shorter), sha256_hex(shorter));
+        assert_eq!(memo.latest.lock().unwrap().len(), REMEMBERED_CONTENTS);
+    }
+
+    #[test]
+    fn a_fill_is_recalled_only_when_a_remembered_content_is_exactly_that_fill() {
+        let memo = RememberedDigests::new();
+        let size = REMEMBER_MIN_BYTES + 5;
+        let prefix = b"# recalled fill\n";
+        let content = fill(prefix, b'#', size);
+        assert_eq!(
+            memo.fill_sha256(prefix, b'#', size as u64),
+            None,
+            "never computed"
+        );
+        memo.sha256_hex(&content);
+        assert_eq!(
+            memo.fill_sha256(prefix, b'#', size as u64).as_deref(),
+            Some(sha256_hex(&content).as_str())
+        );
+        assert_eq!(memo.fill_sha256(prefix, b'#', size as u64 + 7), None);
+        assert_eq!(memo.fill_sha256(prefix, b' ', size as u64), None);
+        assert_eq!(memo.fill_sha256(b"# other fill\n", b'#', size as u64), None);
+        let memo = RememberedDigests::new();
+        let mut last_byte_differs = content.clone();
+        last_byte_differs[size - 1] = b'!';
+        memo.sha256_hex(&last_byte_differs);
+        assert_eq!(memo.fill_sha256(prefix, b'#', size as u64), None);
+    }
+
+    #[test]
+    fn small_contents_are_hashed_and_not_remembered() {
+        let memo = RememberedDigests::new();
+        let small = fill(b"small", b'.', REMEMBER_MIN_BYTES - 1);
+        assert_eq!(memo.sha256_hex(&small), sha256_hex(&small));
+        assert!(memo.latest.lock().unwrap().is_empty());
+        assert_eq!(memo.fill_sha256(b"small", b'.', small.len() as u64), None);
     }
 }

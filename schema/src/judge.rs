@@ -10,7 +10,7 @@
 //! canary, pointer or value involved.
 
 use crate::canary;
-use crate::digest::sha256_hex;
+use crate::digest::{self, sha256_hex};
 use crate::evidence::{
     AdversarialControl, CaseRecord, Controls, FixtureObservation, NegativeControl,
     NegativeControlRecord, PositiveControl, PositiveControlRecord, Verdict, ADVERSARIAL_CONTROLS,
@@ -881,6 +881,10 @@ pub fn file_sha256(content: &FileContent) -> Result<String, String> {
     match content {
         FileContent::Fill { prefix, byte, size } => {
             file_size(content)?;
+            // The runner's walk has just hashed the file it laid out from this fill.
+            if let Some(sha256) = digest::remembered_fill_sha256(prefix.as_bytes(), *byte, *size) {
+                return Ok(sha256);
+            }
             let mut hasher = Sha256::new();
             hasher.update(prefix.as_bytes());
             let chunk = [*byte; 64 * 1024];
@@ -892,7 +896,7 @@ pub fn file_sha256(content: &FileContent) -> Result<String, String> {
             }
             Ok(hex::encode(hasher.finalize()))
         }
-        other => file_bytes(other).map(|bytes| sha256_hex(&bytes)),
+        other => file_bytes(other).map(|bytes| digest::sha256_hex_remembered(&bytes)),
     }
 }
 
@@ -2097,6 +2101,41 @@ mod tests {
         };
         assert!(file_size(&too_big).is_err());
         assert!(file_sha256(&too_big).is_err());
+    }
+
+    #[test]
+    fn a_laid_out_fill_one_byte_off_is_caught_though_its_bytes_were_remembered() {
+        // The runner's walk remembers what it read (`sha256_hex_remembered`); the judge may
+        // take a fill's digest from there only when those bytes are exactly the fill.
+        let size = 3 * crate::digest::REMEMBER_MIN_BYTES as u64 + 1;
+        let entry = FixtureEntry::File {
+            path: "/work/proj/.mcp.json".into(),
+            content: FileContent::Fill {
+                prefix: "{\"remembered-fill\":".into(),
+                byte: b' ',
+                size,
+            },
+            mode: None,
+        };
+        let FixtureEntry::File { content, .. } = &entry else {
+            unreachable!()
+        };
+        let observed = |bytes: &[u8]| FixtureObservation {
+            path: "/work/proj/.mcp.json".into(),
+            kind: "file".into(),
+            mode: format_mode(DEFAULT_FILE_MODE),
+            size: bytes.len() as u64,
+            sha256: Some(crate::digest::sha256_hex_remembered(bytes)),
+        };
+        let mut one_off = file_bytes(content).unwrap();
+        *one_off.last_mut().unwrap() = b'}';
+        let failures = layout_failures(std::slice::from_ref(&entry), &[observed(&one_off)]);
+        assert_eq!(
+            failures,
+            ["fixture /work/proj/.mcp.json not laid out as declared (saw file 0644 196609 bytes)"]
+        );
+        let exact = file_bytes(content).unwrap();
+        assert!(layout_failures(std::slice::from_ref(&entry), &[observed(&exact)]).is_empty());
     }
 
     #[test]
