@@ -484,6 +484,8 @@ pub fn run_case(
         }
         None => judge::judge(matrix, case, &captured.stdout, &captured.stderr, &record),
     };
+    // The case's large fixture files were remembered for its walks and its judge only.
+    scopebox_schema::digest::forget_remembered();
     Ok(CaseOutcome {
         record,
         stdout: captured.stdout,

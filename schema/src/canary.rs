@@ -682,7 +682,11 @@ mod tests {
         for haystack in &haystacks {
             let want: BTreeSet<(usize, Encoding)> = folding
                 .find_overlapping_iter(haystack.as_bytes())
-                .flat_map(|m| search.patterns[folded[m.pattern().as_usize()]].owners.clone())
+                .flat_map(|m| {
+                    search.patterns[folded[m.pattern().as_usize()]]
+                        .owners
+                        .clone()
+                })
                 .collect();
             let got: BTreeSet<(usize, Encoding)> = search
                 .search(haystack.as_bytes())
@@ -692,7 +696,10 @@ mod tests {
             assert_eq!(got, want, "{haystack}");
             hits += want.len();
         }
-        assert!(hits >= 5, "the haystacks exercise the folded forms: {hits} hits");
+        assert!(
+            hits >= 5,
+            "the haystacks exercise the folded forms: {hits} hits"
+        );
     }
 
     #[test]

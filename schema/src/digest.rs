@@ -46,6 +46,12 @@ pub fn remembered_fill_sha256(prefix: &[u8], byte: u8, size: u64) -> Option<Stri
     REMEMBERED.fill_sha256(prefix, byte, size)
 }
 
+/// Forgets every remembered content: the runner does at the end of each case, whose fixture
+/// files no later case lays out again, so that the memory does not make its forks dearer.
+pub fn forget_remembered() {
+    REMEMBERED.forget();
+}
+
 impl RememberedDigests {
     const fn new() -> RememberedDigests {
         RememberedDigests {
@@ -70,6 +76,13 @@ impl RememberedDigests {
             sha256: sha256.clone(),
         });
         sha256
+    }
+
+    fn forget(&self) {
+        self.latest
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     fn fill_sha256(&self, prefix: &[u8], byte: u8, size: u64) -> Option<String> {
@@ -171,6 +184,9 @@ mod tests {
         let shorter = &original[..size - 1];
         assert_eq!(memo.sha256_hex(shorter), sha256_hex(shorter));
         assert_eq!(memo.latest.lock().unwrap().len(), REMEMBERED_CONTENTS);
+        memo.forget();
+        assert!(memo.latest.lock().unwrap().is_empty());
+        assert_eq!(memo.sha256_hex(&original), sha256_hex(&original));
     }
 
     #[test]
