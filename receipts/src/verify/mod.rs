@@ -501,7 +501,7 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
 
 /// One platform's checks, every container of it, ids and titles scoped to the platform.
 fn check_platform(ctx: &Context, run: &PlatformRun) -> Checks {
-    let mut checks = Checks {
+    let scoped = || Checks {
         scope: Some(run.platform),
         ..Checks::default()
     };
@@ -512,17 +512,33 @@ fn check_platform(ctx: &Context, run: &PlatformRun) -> Checks {
         shard: 0,
         case_shards: &case_shards,
     };
-    cases::check(&p, &mut checks);
-    boundary::check(&p, &mut checks);
-    image::check(&p, &mut checks);
-    candidate::check(&p, &mut checks);
-    controls::check(&p, &mut checks);
-    witness::check(&p, &mut checks);
-    execution::check(&p, &mut checks);
+    // The cases (the judge replayed over every capture, most of a platform's time) on a thread
+    // of their own beside everything else; reported first, as if checked first.
+    let (mut checks, rest) = std::thread::scope(|scope| {
+        let cases = scope.spawn(|| {
+            let mut checks = scoped();
+            cases::check(&p, &mut checks);
+            checks
+        });
+        let rest = check_platform_apart_from_cases(&p, scoped());
+        (cases.join().expect("the case checks never panic"), rest)
+    });
+    checks.absorb(rest);
+    checks
+}
+
+/// `check_platform`'s checks other than the cases', in their order.
+fn check_platform_apart_from_cases(p: &PlatformContext, mut checks: Checks) -> Checks {
+    boundary::check(p, &mut checks);
+    image::check(p, &mut checks);
+    candidate::check(p, &mut checks);
+    controls::check(p, &mut checks);
+    witness::check(p, &mut checks);
+    execution::check(p, &mut checks);
     // Every further container of the platform: the same image, its own boundary, controls,
     // lifecycle and cleanup (its cases were judged above, with every other case).
-    for index in 1..run.shard_count() {
-        let s = PlatformContext { shard: index, ..p };
+    for index in 1..p.run.shard_count() {
+        let s = PlatformContext { shard: index, ..*p };
         checks.shard = Some(index);
         boundary::check(&s, &mut checks);
         image::check_inspection(&s, &mut checks);
