@@ -10,7 +10,7 @@
 //! either case (hex `4e`/`4E`/mixed, percent, JSON escapes), stored lower case and searched in
 //! an ASCII-lower-cased copy of the haystack — the same matches at the same places as folding
 //! case in the automaton, whose compile (once per matrix per process, in the box too, where an
-//! emulated platform pays for it many times over) costs three times as much.
+//! emulated platform pays for it many times over) costs up to three times as much.
 //!
 //! What it cannot see: a canary split by line breaks (MIME-wrapped base64), partially escaped,
 //! compressed, encrypted, encoded twice, or paraphrased. Like the rest of the judge, it is a pure
@@ -228,7 +228,7 @@ impl CanarySearch {
                     .filter(|&i| patterns[i].exact == exact)
                     .collect();
                 (!members.is_empty()).then(|| Automaton {
-                    // Not `ascii_case_insensitive`: a folding automaton compiles three times
+                    // Not `ascii_case_insensitive`: a folding automaton compiles up to 3×
                     // slower, and searches slower, than lower-casing each haystack once.
                     search: AhoCorasickBuilder::new()
                         .match_kind(MatchKind::Standard)
