@@ -351,6 +351,47 @@ mod tests {
     }
 
     #[test]
+    fn a_large_file_rewritten_between_walks_is_seen_with_its_new_digest() {
+        // The hostile candidate's move against the remembered digests: keep the size, change
+        // one byte at the end (then one in the middle) of a megabyte fixture between the walks.
+        let (_d, l) = layout();
+        let size = 1024 * 1024 + 1;
+        let entry = file(
+            "/work/proj/.mcp.json",
+            FileContent::Fill {
+                prefix: "{\"mcpServers\":{}}".into(),
+                byte: b' ',
+                size,
+            },
+            None,
+        );
+        lay_out(&l, std::slice::from_ref(&entry)).unwrap();
+        let before = walk(&l).unwrap();
+        let laid_out = judge::expected_observation(&entry).unwrap();
+        assert_eq!(
+            find(&before, "/work/proj/.mcp.json").sha256,
+            laid_out.sha256
+        );
+        let host = l.host("/work/proj/.mcp.json");
+        let mut bytes = fs::read(&host).unwrap();
+        for at in [size as usize - 1, size as usize / 2] {
+            bytes[at] = b'}';
+            fs::write(&host, &bytes).unwrap();
+            let after = walk(&l).unwrap();
+            let seen = find(&after, "/work/proj/.mcp.json");
+            assert_eq!(seen.size, size);
+            assert_eq!(seen.sha256, Some(sha256_hex(&bytes)), "byte {at} changed");
+            assert_ne!(seen.sha256, laid_out.sha256, "byte {at} changed");
+            // And the judge, asked about the declared fill, still says it was not this.
+            assert_eq!(
+                judge::layout_failures(std::slice::from_ref(&entry), &after).len(),
+                1,
+                "byte {at} changed"
+            );
+        }
+    }
+
+    #[test]
     fn every_kind_is_laid_out_with_exact_bytes_and_modes() {
         let (_d, l) = layout();
         let entries = every_kind();
