@@ -789,12 +789,23 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     let engine_machine = engine_platform
         .map(|p| p.machine())
         .unwrap_or(&info.architecture);
-    // Each platform's matrix split across `shards` containers of its image (cases by position
-    // modulo the count), all of them run concurrently.
-    let shards = shard_count(args.shards.map(|n| n as usize), &policy, matrix.cases.len());
+    // Each platform's matrix split across containers of its image (cases by position modulo
+    // their count), all of them run concurrently.
+    let any_emulated = built.iter().any(|b| engine_platform != Some(b.platform));
+    let shards_per_platform: Vec<usize> = built
+        .iter()
+        .map(|b| {
+            shard_count(
+                args.shards.map(|n| n as usize),
+                &policy,
+                matrix.cases.len(),
+                any_emulated && engine_platform == Some(b.platform),
+            )
+        })
+        .collect();
     let mut plans: Vec<Plan> = Vec::new();
     let mut plan_shards: Vec<Shard> = Vec::new();
-    for b in &built {
+    for (b, &shards) in built.iter().zip(&shards_per_platform) {
         for index in 0..shards {
             let shard = Shard { index, of: shards };
             let names = Names::for_shard(&run_id, b.platform, index);
@@ -925,7 +936,8 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     let mut records = records.into_iter();
     let per_platform: Vec<Vec<Record>> = inputs
         .iter()
-        .map(|_| records.by_ref().take(shards).collect())
+        .zip(&shards_per_platform)
+        .map(|(_, &shards)| records.by_ref().take(shards).collect())
         .collect();
     let finished: Vec<Result<Finished, receipt::ReceiptError>> = std::thread::scope(|scope| {
         let workers: Vec<_> = inputs
@@ -1148,9 +1160,6 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     Ok(Attempt::Finished(outcome))
 }
 
-/// How many containers each platform's matrix is split across: `--shards`, else the
-/// container's CPU limit (the policy's) capped by this host's parallelism; never more than
-/// the cases or `MAX_SHARDS`, never fewer than one.
 /// One platform's judged containers: their lifecycle records (with any extraction problem
 /// added), the platform's receipt section and its conclusion.
 struct Finished {
@@ -1198,12 +1207,22 @@ fn finish_platform(
     })
 }
 
+/// How many containers one platform's matrix is split across: `--shards`, else the
+/// container's CPU limit (the policy's) capped by this host's parallelism — but one for a
+/// native platform running `beside_emulation`: its cases take a fraction of the emulated
+/// platform's time, the emulation keeps every core busy meanwhile, and a second container
+/// would only add its fixed cost (create, start, boundary, controls, export) to those cores.
+/// Never more than the cases or `MAX_SHARDS`, never fewer than one.
 fn shard_count(
     asked: Option<usize>,
     policy: &scopebox_schema::policy::BoundaryPolicy,
     cases: usize,
+    beside_emulation: bool,
 ) -> usize {
     let count = asked.unwrap_or_else(|| {
+        if beside_emulation {
+            return 1;
+        }
         let cpus = usize::try_from(policy.nano_cpus / 1_000_000_000).unwrap_or(1);
         let host = std::thread::available_parallelism().map_or(1, |n| n.get());
         cpus.min(host)
@@ -1376,6 +1395,20 @@ mod tests {
     use super::*;
     use crate::engine::fake::{Fake, Step, WaitBehaviour};
     use scopebox_receipts::archive::ArchiveFile;
+
+    #[test]
+    fn a_native_platform_beside_an_emulated_one_runs_in_one_container_unless_told() {
+        let (policy, _) = crate::shipped::policy().unwrap();
+        let cpus = usize::try_from(policy.nano_cpus / 1_000_000_000).unwrap();
+        let host = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let alone = cpus.min(host).clamp(1, MAX_SHARDS);
+        assert_eq!(shard_count(None, &policy, 364, false), alone);
+        assert_eq!(shard_count(None, &policy, 364, true), 1);
+        // `--shards` is taken as asked, for every platform, and never exceeds the cases.
+        assert_eq!(shard_count(Some(3), &policy, 364, true), 3);
+        assert_eq!(shard_count(Some(3), &policy, 2, false), 2);
+        assert_eq!(shard_count(None, &policy, 0, false), 1);
+    }
 
     fn image() -> image::Image {
         let root = crate::toolchain::workspace_root();
