@@ -24,6 +24,7 @@ pub mod procfs;
 pub mod run;
 pub mod seccomp;
 pub mod supervisor;
+pub mod unforked;
 pub mod watch;
 pub mod written;
 

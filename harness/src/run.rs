@@ -69,7 +69,9 @@ pub fn load_checked<T: serde::de::DeserializeOwned>(
         matrix_sha256: None,
     })?;
     let sha = sha256_hex(&bytes);
-    let matrix: T = serde_json::from_slice(&bytes).map_err(|e| RunError {
+    // Kept for the whole run: out of the forks' way (`unforked`).
+    let parsed = crate::unforked::hold(|| serde_json::from_slice::<T>(&bytes));
+    let matrix: T = parsed.map_err(|e| RunError {
         kind: "matrix-malformed".into(),
         message: format!("failed to parse {}: {e}", path.display()),
         problems: vec![],
@@ -161,6 +163,9 @@ fn run_matrix(
     std::fs::create_dir_all(&cases_dir).at("create", &cases_dir)?;
 
     let mut phases = Phases::default();
+    // Before anything forks: the controls' judging is the search's first use.
+    slim_for_forks(matrix);
+    phases.lap("canaries");
     let inner = boundary::observe(layout, watch);
     write_json(&layout.evidence_dir.join(BOUNDARY_FILE), &inner)?;
     let _ = writeln!(
@@ -256,7 +261,6 @@ fn run_matrix(
         .map(|(_, c)| c)
         .collect();
     let mut durations = Vec::with_capacity(cases.len());
-    slim_for_forks(matrix);
     let mut journal = Journal::create(&layout.evidence_dir.join(JOURNAL_FILE))?;
     for c in cases.iter().copied() {
         if c.fault == Some(Fault::Stall) {
@@ -318,11 +322,14 @@ fn run_matrix(
     })
 }
 
-/// Compiles the cases' canary search before the first case and returns the heap the compiler
-/// left free to the system: every case forks the runner, and a fork (and the exec that follows
-/// it) costs in proportion to the memory the runner has mapped.
+/// Compiles the cases' canary search before the first fork, in the memory forks do not copy
+/// (`unforked`), and returns the heap the compiler left free to the system: every case forks
+/// the runner, and a fork (and the exec that follows it) costs in proportion to the memory the
+/// runner has mapped.
 fn slim_for_forks(matrix: &Matrix) {
-    let _ = scopebox_schema::canary::search_for(&matrix.canaries);
+    crate::unforked::hold(|| {
+        let _ = scopebox_schema::canary::search_for(&matrix.canaries);
+    });
     // musl's allocator returns free memory by itself; glibc's keeps it until asked.
     #[cfg(target_env = "gnu")]
     // SAFETY: malloc_trim only releases free heap pages.

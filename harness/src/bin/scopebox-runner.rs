@@ -18,12 +18,17 @@
 
 use scopebox_harness::native::{self, Shard as NativeShard};
 use scopebox_harness::run::{self, RunStatus};
+use scopebox_harness::unforked::RunnerAllocator;
 use scopebox_harness::watch::{self, Entry, Watch};
 use scopebox_harness::Layout;
 use scopebox_schema::evidence::{Shard, SHARD_ENV};
 use scopebox_schema::layout;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// What the matrix and the canary search are built in stays out of every fork (`unforked`).
+#[global_allocator]
+static ALLOCATOR: RunnerAllocator = RunnerAllocator;
 
 const USAGE: &str = "\
 usage: scopebox-runner                      run /scopebox/matrix.json inside the evidence container
