@@ -294,7 +294,12 @@ fn run_matrix(
     fixture::clear(layout)?;
     phases.lap("cases");
     // Figures for people and the benchmark, never evidence: in no record.
-    let _ = writeln!(progress, "phases {}", phases.line());
+    let _ = writeln!(
+        progress,
+        "phases {} cpu={}us",
+        phases.line(),
+        cpu_micros_so_far()
+    );
 
     let total = cases.len();
     let summary = RunSummary {
@@ -369,6 +374,21 @@ impl Phases {
             .collect::<Vec<_>>()
             .join(" ")
     }
+}
+
+/// CPU time (user and system) the runner and every child it reaped have used: a figure for
+/// benchmarks (the wall time of a shared machine varies more than the work does).
+fn cpu_micros_so_far() -> u128 {
+    let used = |who: libc::c_int| {
+        // SAFETY: getrusage fills the struct it is given.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(who, &mut usage) } != 0 {
+            return 0;
+        }
+        let micros = |t: libc::timeval| t.tv_sec as u128 * 1_000_000 + t.tv_usec as u128;
+        micros(usage.ru_utime) + micros(usage.ru_stime)
+    };
+    used(libc::RUSAGE_SELF) + used(libc::RUSAGE_CHILDREN)
 }
 
 fn errno_text(errno: Option<i32>) -> String {
