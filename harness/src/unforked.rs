@@ -43,11 +43,18 @@ pub struct RunnerAllocator;
 /// keeps) is not copied by the forks that follow. If the region cannot be mapped, `build`
 /// runs on the system allocator, as it would without this module.
 pub fn hold<T>(build: impl FnOnce() -> T) -> T {
+    /// Puts the thread's previous setting back however `build` ends (an unwinding panic
+    /// included), so nothing after it lands in the region by mistake.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let was = self.0;
+            let _ = HOLDING.try_with(|h| h.set(was));
+        }
+    }
     let mapped = map_region();
-    let was = HOLDING.with(|h| h.replace(mapped));
-    let built = build();
-    HOLDING.with(|h| h.set(was));
-    built
+    let _restore = Restore(HOLDING.with(|h| h.replace(mapped)));
+    build()
 }
 
 /// Whether `ptr` lies in the region (false before it is mapped).
@@ -194,6 +201,14 @@ mod tests {
             let block = hold(|| vec![5u8; 1 << 20]);
             assert!(in_region(block.as_ptr()));
         }
+    }
+
+    #[test]
+    fn a_panic_inside_hold_leaves_later_allocations_outside_the_region() {
+        let caught = std::panic::catch_unwind(|| hold(|| panic!("build failed")));
+        assert!(caught.is_err());
+        let after = vec![9u8; 4096];
+        assert!(!in_region(after.as_ptr()), "allocated after the panic");
     }
 
     #[test]
