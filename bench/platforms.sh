@@ -12,9 +12,9 @@
 # and, per run kind, where the time went (medians, ms): the orchestrator's phases (`--json`
 # `phasesMs`: engine/probe, build, image, sweep, inputs, containers, evidence, write, archive, verify),
 # per container the lifecycle (create, start, in-box run, export, inspect+remove: from
-# outer/execution.json) and the runner's own phases inside (its `phases` line: boundary,
-# controls, cases, write). The load average is printed before and after: the machine may be
-# shared. It builds scopebox (release) once first, and one warm-up run fills the caches.
+# outer/execution.json) and the runner's own phases inside (its `phases` line: canaries,
+# boundary, controls, cases, and cpu: the CPU time of the runner and the candidates it reaped).
+# The load average is printed before and after: the machine may be shared. It builds scopebox (release) once first, and one warm-up run fills the caches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
