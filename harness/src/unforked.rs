@@ -1,7 +1,7 @@
 //! Memory the runner's forks do not copy: one region, mapped on first use and marked
-//! `MADV_WIPEONFORK` (a child gets it empty), that `talc` serves to whatever is allocated inside `unforked::hold` (the
-//! parsed matrix and the compiled canary search, most of the runner's memory); every other
-//! allocation is the system allocator's.
+//! `MADV_WIPEONFORK` (a child gets it empty), that `talc` serves to whatever is allocated
+//! inside `unforked::hold` (the parsed matrix and the compiled canary search, most of the
+//! runner's memory); every other allocation is the system allocator's.
 //!
 //! Every case forks the runner to start the candidate, and a fork costs in proportion to the
 //! memory mapped: the kernel copies each page's entry, every page the parent writes afterwards
