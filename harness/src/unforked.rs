@@ -17,7 +17,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use talc::{ErrOnOom, Span, Talc};
 
@@ -29,6 +29,9 @@ const REGION_BYTES: usize = 256 << 20;
 /// The region's first byte (0 until mapped) and its end.
 static REGION_START: AtomicUsize = AtomicUsize::new(0);
 static REGION_END: AtomicUsize = AtomicUsize::new(0);
+/// Set once mapping the region failed or its advice was not honoured: never tried again (the
+/// check costs a fork).
+static REGION_REFUSED: AtomicBool = AtomicBool::new(false);
 static REGION: Mutex<Talc<ErrOnOom>> = Mutex::new(Talc::new(ErrOnOom));
 
 thread_local! {
@@ -74,6 +77,16 @@ fn map_region() -> bool {
     if REGION_START.load(Ordering::Acquire) != 0 {
         return true;
     }
+    if REGION_REFUSED.load(Ordering::Acquire) || !establish(&mut talc) {
+        REGION_REFUSED.store(true, Ordering::Release);
+        return false;
+    }
+    true
+}
+
+/// Maps the region, checks its advice and hands it to `talc`; false (nothing left mapped
+/// that anyone uses) when any step fails.
+fn establish(talc: &mut Talc<ErrOnOom>) -> bool {
     // SAFETY: a fresh private anonymous mapping nothing else refers to; advised before use.
     let base = unsafe {
         libc::mmap(

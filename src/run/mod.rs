@@ -934,10 +934,9 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         architecture: &info.architecture,
     };
     let mut records = records.into_iter();
-    let per_platform: Vec<Vec<Record>> = inputs
+    let per_platform: Vec<Vec<Record>> = shards_per_platform
         .iter()
-        .zip(&shards_per_platform)
-        .map(|(_, &shards)| records.by_ref().take(shards).collect())
+        .map(|&shards| records.by_ref().take(shards).collect())
         .collect();
     let finished: Vec<Result<Finished, receipt::ReceiptError>> = std::thread::scope(|scope| {
         let workers: Vec<_> = inputs
