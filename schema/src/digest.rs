@@ -1,6 +1,7 @@
 //! SHA-256 digests as lowercase hex: the one way every file, archive and document is named;
-//! and the digests of large contents this process hashed recently, found again by comparing
-//! bytes (`sha256_hex_remembered`, `remembered_fill_sha256`).
+//! the digests of large contents this process hashed recently, found again by comparing bytes
+//! (`sha256_hex_remembered`, `remembered_fill_sha256`); and the digests of the declared fills
+//! this process computed (`declared_fill_sha256`).
 
 use sha2::{Digest, Sha256};
 use std::io::Read;
@@ -101,6 +102,58 @@ impl RememberedDigests {
             .find(|r| matches(&r.bytes))
             .map(|r| r.sha256.clone())
     }
+}
+
+/// How many declared fills' digests are kept (the shipped matrix declares 15 different ones).
+const DECLARED_FILLS: usize = 64;
+
+/// A declared fill — `prefix`, then `byte` up to `size` bytes — and its digest.
+struct DeclaredFill {
+    prefix: Vec<u8>,
+    byte: u8,
+    size: u64,
+    sha256: String,
+}
+
+/// This process's declared fills' digests, oldest first.
+static DECLARED: Mutex<Vec<DeclaredFill>> = Mutex::new(Vec::new());
+
+/// The SHA-256 of the fill `prefix`, then `byte` up to `size` bytes, as `hash` computes it the
+/// first time this process asks for that fill. The three values are the whole content, so a
+/// digest is only ever given back for exactly the content it was computed from. The
+/// orchestrator judges every case twice (its evidence, then the verification), each platform
+/// on a thread of its own, and the shipped matrix's 25 fills of a megabyte were hashed on every
+/// judging (100 MB for a two-platform run). Not forgotten with `forget_remembered`: an entry is
+/// the few hundred bytes of its prefix, not the content.
+pub fn declared_fill_sha256(
+    prefix: &[u8],
+    byte: u8,
+    size: u64,
+    hash: impl FnOnce() -> String,
+) -> String {
+    let same =
+        |known: &DeclaredFill| known.size == size && known.byte == byte && known.prefix == prefix;
+    {
+        let declared = DECLARED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = declared.iter().find(|known| same(known)) {
+            return known.sha256.clone();
+        }
+    }
+    // Hashed without the lock: another thread may compute the same digest meanwhile.
+    let sha256 = hash();
+    let mut declared = DECLARED.lock().unwrap_or_else(|e| e.into_inner());
+    if !declared.iter().any(same) {
+        if declared.len() == DECLARED_FILLS {
+            declared.remove(0);
+        }
+        declared.push(DeclaredFill {
+            prefix: prefix.to_vec(),
+            byte,
+            size,
+            sha256: sha256.clone(),
+        });
+    }
+    sha256
 }
 
 /// `a == b`, eight bytes at a time: musl's `memcmp`, which slice equality calls, compares
@@ -213,6 +266,39 @@ mod tests {
         last_byte_differs[size - 1] = b'!';
         memo.sha256_hex(&last_byte_differs);
         assert_eq!(memo.fill_sha256(prefix, b'#', size as u64), None);
+    }
+
+    /// A declared fill's digest is computed once, and given back only for the same prefix,
+    /// byte and size: a fill differing in any one of them is hashed afresh.
+    #[test]
+    fn a_declared_fill_is_hashed_once_and_only_recalled_for_the_same_fill() {
+        let hashed = std::cell::Cell::new(0);
+        let digest_of = |prefix: &[u8], byte: u8, size: u64| {
+            declared_fill_sha256(prefix, byte, size, || {
+                hashed.set(hashed.get() + 1);
+                sha256_hex(&fill(prefix, byte, size as usize))
+            })
+        };
+        // A prefix no other test declares: the memo is the process's.
+        let prefix = b"{\"declared fill test\":";
+        let want = sha256_hex(&fill(prefix, b' ', 1000));
+        assert_eq!(digest_of(prefix, b' ', 1000), want);
+        assert_eq!(hashed.get(), 1);
+        assert_eq!(digest_of(prefix, b' ', 1000), want);
+        assert_eq!(hashed.get(), 1, "recalled, not hashed again");
+        for (p, byte, size) in [
+            (&b"{\"declared fill test\";"[..], b' ', 1000),
+            (&prefix[..prefix.len() - 1], b' ', 1000),
+            (prefix, b'!', 1000),
+            (prefix, b' ', 1001),
+        ] {
+            let before = hashed.get();
+            assert_eq!(
+                digest_of(p, byte, size),
+                sha256_hex(&fill(p, byte, size as usize))
+            );
+            assert_eq!(hashed.get(), before + 1, "{byte} {size}: hashed afresh");
+        }
     }
 
     #[test]

@@ -885,16 +885,23 @@ pub fn file_sha256(content: &FileContent) -> Result<String, String> {
             if let Some(sha256) = digest::remembered_fill_sha256(prefix.as_bytes(), *byte, *size) {
                 return Ok(sha256);
             }
-            let mut hasher = Sha256::new();
-            hasher.update(prefix.as_bytes());
-            let chunk = [*byte; 64 * 1024];
-            let mut left = size - prefix.len() as u64;
-            while left > 0 {
-                let n = left.min(chunk.len() as u64) as usize;
-                hasher.update(&chunk[..n]);
-                left -= n as u64;
-            }
-            Ok(hex::encode(hasher.finalize()))
+            Ok(digest::declared_fill_sha256(
+                prefix.as_bytes(),
+                *byte,
+                *size,
+                || {
+                    let mut hasher = Sha256::new();
+                    hasher.update(prefix.as_bytes());
+                    let chunk = [*byte; 64 * 1024];
+                    let mut left = size - prefix.len() as u64;
+                    while left > 0 {
+                        let n = left.min(chunk.len() as u64) as usize;
+                        hasher.update(&chunk[..n]);
+                        left -= n as u64;
+                    }
+                    hex::encode(hasher.finalize())
+                },
+            ))
         }
         other => file_bytes(other).map(|bytes| digest::sha256_hex_remembered(&bytes)),
     }
