@@ -23,7 +23,7 @@ use scopebox_schema::evidence::{
     RECORD_FILE, STDERR_FILE, STDOUT_FILE,
 };
 use scopebox_schema::judge;
-use scopebox_schema::matrix::Matrix;
+use scopebox_schema::matrix::{Case, Matrix};
 use scopebox_schema::platform::Platform;
 use scopebox_schema::policy::{check_applied, check_observed, BoundaryPolicy};
 use scopebox_schema::receipt::{
@@ -385,77 +385,25 @@ pub fn judge_platform(
     }
 
     // Cases: the runner's verdict, re-derived from the raw captures; both must pass and agree.
-    // Each case's files are where its shard ran it.
+    // Each case's files are where its shard ran it. Judged in contiguous halves on two threads
+    // (the cores are free once the containers are done), put back in the matrix's order: the
+    // same entries and problems, in the same order, as one thread would give.
+    let shard_dirs: Vec<&str> = judged.iter().map(|s| s.dir.as_str()).collect();
+    let all: Vec<(usize, &Case)> = shared.matrix.cases.iter().enumerate().collect();
+    let judged_cases = map_in_order(&all, CASE_JUDGING_THREADS, |&(position, case)| {
+        judge_case(
+            bundle,
+            shard_dirs[position % shard_dirs.len()],
+            shared,
+            case,
+        )
+    });
     let mut cases = Vec::with_capacity(shared.matrix.cases.len());
     let mut passed = 0usize;
-    for (position, case) in shared.matrix.cases.iter().enumerate() {
-        let case_dir = bundle
-            .join(&judged[position % count].dir)
-            .join(EVIDENCE_DIR)
-            .join(CASES_DIR)
-            .join(&case.id);
-        let stdout = std::fs::read(case_dir.join(STDOUT_FILE)).ok();
-        let stderr = std::fs::read(case_dir.join(STDERR_FILE)).ok();
-        let record_bytes = std::fs::read(case_dir.join(RECORD_FILE)).ok();
-        let record: Option<CaseRecord> = record_bytes
-            .as_deref()
-            .and_then(|b| serde_json::from_slice(b).ok());
-        // The kernel witness's record of the case: without it a case cannot pass.
-        let witness: Option<scopebox_schema::witness::WitnessRecord> =
-            std::fs::read(case_dir.join(scopebox_schema::witness::WITNESS_FILE))
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok());
-        let digest = |b: &Option<Vec<u8>>| b.as_deref().map(sha256_hex).unwrap_or_default();
-        let pass = match (&stdout, &stderr, &record, &witness) {
-            (Some(out), Some(err), Some(record), Some(witness)) => {
-                let verdict = scopebox_schema::judge::judge_witnessed(
-                    shared.matrix,
-                    case,
-                    out,
-                    err,
-                    record,
-                    witness,
-                );
-                if verdict != record.verdict {
-                    problems.push(format!(
-                        "case {}: re-judged {} ({}), the runner said {} ({})",
-                        case.id,
-                        pass_fail(verdict.pass),
-                        verdict.failures.join("; "),
-                        pass_fail(record.verdict.pass),
-                        record.verdict.failures.join("; "),
-                    ));
-                    false
-                } else {
-                    if !verdict.pass {
-                        problems.push(format!("case {}: {}", case.id, verdict.failures.join("; ")));
-                    }
-                    verdict.pass
-                }
-            }
-            (Some(_), Some(_), Some(_), None) => {
-                problems.push(format!(
-                    "case {}: no readable kernel witness record ({})",
-                    case.id,
-                    scopebox_schema::witness::WITNESS_FILE
-                ));
-                false
-            }
-            _ => {
-                problems.push(format!("case {}: no complete evidence (not run)", case.id));
-                false
-            }
-        };
-        if pass {
-            passed += 1;
-        }
-        cases.push(CaseEntry {
-            id: case.id.clone(),
-            verdict: pass_fail(pass).to_string(),
-            record_sha256: digest(&record_bytes),
-            stdout_sha256: digest(&stdout),
-            stderr_sha256: digest(&stderr),
-        });
+    for judged_case in judged_cases {
+        passed += usize::from(judged_case.pass);
+        problems.extend(judged_case.problem);
+        cases.push(judged_case.entry);
     }
     let total = shared.matrix.cases.len();
 
@@ -492,6 +440,113 @@ pub fn judge_platform(
             problems,
         },
     ))
+}
+
+/// How many threads a platform's cases are judged on.
+const CASE_JUDGING_THREADS: usize = 2;
+
+/// `f` applied to every item on `threads` threads (each a contiguous run of the items), the
+/// results in the items' order: what one thread would give.
+fn map_in_order<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let per_thread = items.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = items
+            .chunks(per_thread)
+            .map(|chunk| {
+                let f = &f;
+                scope.spawn(move || chunk.iter().map(f).collect::<Vec<R>>())
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("judging a case never panics"))
+            .collect()
+    })
+}
+
+/// One case judged from its files in its shard's directory: its entry, whether it passed, and
+/// the problem to report when it did not.
+struct JudgedCase {
+    entry: CaseEntry,
+    pass: bool,
+    problem: Option<String>,
+}
+
+fn judge_case(bundle: &Path, shard_dir: &str, shared: &SharedInputs, case: &Case) -> JudgedCase {
+    let mut problem = None;
+    let case_dir = bundle
+        .join(shard_dir)
+        .join(EVIDENCE_DIR)
+        .join(CASES_DIR)
+        .join(&case.id);
+    let stdout = std::fs::read(case_dir.join(STDOUT_FILE)).ok();
+    let stderr = std::fs::read(case_dir.join(STDERR_FILE)).ok();
+    let record_bytes = std::fs::read(case_dir.join(RECORD_FILE)).ok();
+    let record: Option<CaseRecord> = record_bytes
+        .as_deref()
+        .and_then(|b| serde_json::from_slice(b).ok());
+    // The kernel witness's record of the case: without it a case cannot pass.
+    let witness: Option<scopebox_schema::witness::WitnessRecord> =
+        std::fs::read(case_dir.join(scopebox_schema::witness::WITNESS_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+    let digest = |b: &Option<Vec<u8>>| b.as_deref().map(sha256_hex).unwrap_or_default();
+    let pass = match (&stdout, &stderr, &record, &witness) {
+        (Some(out), Some(err), Some(record), Some(witness)) => {
+            let verdict = scopebox_schema::judge::judge_witnessed(
+                shared.matrix,
+                case,
+                out,
+                err,
+                record,
+                witness,
+            );
+            if verdict != record.verdict {
+                problem = Some(format!(
+                    "case {}: re-judged {} ({}), the runner said {} ({})",
+                    case.id,
+                    pass_fail(verdict.pass),
+                    verdict.failures.join("; "),
+                    pass_fail(record.verdict.pass),
+                    record.verdict.failures.join("; "),
+                ));
+                false
+            } else {
+                if !verdict.pass {
+                    problem = Some(format!("case {}: {}", case.id, verdict.failures.join("; ")));
+                }
+                verdict.pass
+            }
+        }
+        (Some(_), Some(_), Some(_), None) => {
+            problem = Some(format!(
+                "case {}: no readable kernel witness record ({})",
+                case.id,
+                scopebox_schema::witness::WITNESS_FILE
+            ));
+            false
+        }
+        _ => {
+            problem = Some(format!("case {}: no complete evidence (not run)", case.id));
+            false
+        }
+    };
+    let entry = CaseEntry {
+        id: case.id.clone(),
+        verdict: pass_fail(pass).to_string(),
+        record_sha256: digest(&record_bytes),
+        stdout_sha256: digest(&stdout),
+        stderr_sha256: digest(&stderr),
+    };
+    JudgedCase {
+        entry,
+        pass,
+        problem,
+    }
 }
 
 /// One container's boundary (applied and observed) and controls, judged from its directory
@@ -765,6 +820,29 @@ pub fn rfc3339(t: SystemTime) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// Judged on several threads, in the items' order: the same results as one thread gives,
+    /// for any count of items against threads (none, fewer, a remainder).
+    #[test]
+    fn cases_are_judged_on_several_threads_in_the_matrix_order() {
+        for (n, threads) in [(0, 2), (1, 2), (2, 2), (7, 2), (364, 2), (5, 3), (4, 1)] {
+            let items: Vec<usize> = (0..n).collect();
+            let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
+            let got = super::map_in_order(&items, threads, |&i| {
+                seen.lock()
+                    .unwrap()
+                    .insert(format!("{:?}", std::thread::current().id()));
+                i * 10 + 1
+            });
+            let want: Vec<usize> = items.iter().map(|i| i * 10 + 1).collect();
+            assert_eq!(got, want, "{n} items on {threads} threads");
+            assert_eq!(
+                seen.lock().unwrap().len(),
+                threads.min(n),
+                "{n} items on {threads} threads"
+            );
+        }
+    }
 
     #[test]
     fn timestamps_are_rfc3339_utc() {
