@@ -19,6 +19,29 @@ pub struct Matrix {
     pub cases: Vec<Case>,
 }
 
+impl Matrix {
+    /// A matrix parsed from JSON. Not generic on purpose: serde's code for a matrix is built
+    /// here, at the schema's opt-level, instead of in each caller — the orchestrator and the
+    /// verifier build at opt-level 0 (the workspace's `Cargo.toml`), and the 1.3 MB shipped
+    /// matrix took them ~25 ms longer to parse with serde's code built there.
+    pub fn from_json(bytes: &[u8]) -> serde_json::Result<Matrix> {
+        serde_json::from_slice(bytes)
+    }
+
+    /// `from_json` after `strict_json::check` (no duplicate key, bounded nesting).
+    pub fn from_strict_json(bytes: &[u8]) -> Result<Matrix, crate::strict_json::StrictJsonError> {
+        crate::strict_json::from_slice(bytes)
+    }
+
+    /// The matrix as pretty JSON, with a final newline (built here, as `from_json`).
+    pub fn to_pretty_json(&self) -> Vec<u8> {
+        let mut bytes =
+            serde_json::to_vec_pretty(self).expect("a matrix always serializes to JSON");
+        bytes.push(b'\n');
+        bytes
+    }
+}
+
 /// One invocation of the candidate over one fixture tree.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -151,6 +174,32 @@ fn present_value<'de, D: serde::Deserializer<'de>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shipped matrix's parts read back exactly as serde_json reads them; the pretty form
+    /// is serde_json's with a final newline and parses back to the same matrix; a duplicate key
+    /// is refused by the strict parse only.
+    #[test]
+    fn a_matrix_reads_and_writes_as_serde_json_does() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../harness/matrix");
+        for name in ["claude-code.json", "vscode.json"] {
+            let bytes = std::fs::read(format!("{dir}/{name}")).unwrap();
+            let matrix = Matrix::from_json(&bytes).unwrap();
+            assert_eq!(
+                matrix,
+                serde_json::from_slice::<Matrix>(&bytes).unwrap(),
+                "{name}"
+            );
+            assert_eq!(Matrix::from_strict_json(&bytes).unwrap(), matrix, "{name}");
+            let pretty = matrix.to_pretty_json();
+            let mut want = serde_json::to_vec_pretty(&matrix).unwrap();
+            want.push(b'\n');
+            assert_eq!(pretty, want, "{name}");
+            assert_eq!(Matrix::from_json(&pretty).unwrap(), matrix, "{name}");
+        }
+        let twice = br#"{"schemaVersion":1,"name":"a","name":"b","canaries":[],"cases":[]}"#;
+        assert!(Matrix::from_strict_json(twice).is_err());
+        assert!(Matrix::from_json(b"{}").is_err(), "fields are required");
+    }
 
     #[test]
     fn fixture_entries_parse_in_each_form() {

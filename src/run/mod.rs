@@ -87,8 +87,7 @@ pub fn join_matrices(parts: Vec<(PathBuf, Vec<u8>)>) -> Result<(Matrix, Vec<u8>)
         "at least one --matrix file is needed".to_string(),
     ))?;
     matrix.name = "shipped".to_string();
-    let mut bytes = serde_json::to_vec_pretty(&matrix).expect("a matrix always serializes to JSON");
-    bytes.push(b'\n');
+    let bytes = matrix.to_pretty_json();
     let label = parts
         .iter()
         .map(|(p, _)| p.display().to_string())
@@ -99,7 +98,7 @@ pub fn join_matrices(parts: Vec<(PathBuf, Vec<u8>)>) -> Result<(Matrix, Vec<u8>)
 }
 
 fn parse_matrix(label: &Path, bytes: &[u8]) -> Result<Matrix, CommandError> {
-    serde_json::from_slice(bytes).map_err(|source| CommandError::MatrixParse {
+    Matrix::from_json(bytes).map_err(|source| CommandError::MatrixParse {
         path: label.to_path_buf(),
         source,
     })

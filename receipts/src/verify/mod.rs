@@ -423,7 +423,7 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
         .get(MATRIX_FILE)
         .ok_or_else(|| format!("{MATRIX_FILE} is missing"))
         .and_then(|bytes| {
-            strict_json::from_slice::<Matrix>(bytes)
+            Matrix::from_strict_json(bytes)
                 .map_err(|e| format!("{MATRIX_FILE} does not parse: {e}"))
         });
     let native = native::read(&bundle.files);
