@@ -518,6 +518,17 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     } else {
         load_matrices(&args.matrix)?
     };
+    // The canary search every platform's judging and the verification use, compiled from here
+    // on at the lowest priority: while the engine is asked and an emulated platform probed the
+    // cores are mostly idle (a two-platform run's first ~0.5 core-seconds), and after the
+    // containers everything would wait for it. The judging takes it from the process's cache,
+    // or waits there for this compile to finish: it is never compiled twice.
+    let canaries = matrix.canaries.clone();
+    std::thread::spawn(move || {
+        // On Linux a niceness set this way is the calling thread's alone.
+        let _ = rustix::process::setpriority_process(None, 19);
+        scopebox_schema::canary::search_for(&canaries);
+    });
     let run_id = boundary::new_run_id();
     // Relative to the current directory, like every other default path.
     let out = args
@@ -875,16 +886,6 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
             );
             lifecycle(engine, plan, interrupt, &mut progress).await
         }
-    });
-    // The canary search every platform's judging and the verification use, compiled while the
-    // containers run (at the lowest priority: they come first) instead of after them, when
-    // everything waits for it. The judging takes it from the process's cache, or waits there
-    // for this compile to finish: it is never compiled twice.
-    let canaries = matrix.canaries.clone();
-    std::thread::spawn(move || {
-        // On Linux a niceness set this way is the calling thread's alone.
-        let _ = rustix::process::setpriority_process(None, 19);
-        scopebox_schema::canary::search_for(&canaries);
     });
     let records: Vec<Record> = futures_util::future::join_all(runs).await;
     phases.lap("containers");
