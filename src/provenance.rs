@@ -1,8 +1,9 @@
 //! The receipt's `provenance`: what the candidates were built from (the git commit of the
 //! source checkout and whether its tree was dirty, when it is a git checkout), the Cargo.lock
 //! digest, `rustc -vV`, this scopebox's version, and the engine (name, version, OS,
-//! architecture). Gathered once, from the checkout and the engine's `/info`, while cargo checks
-//! or builds the static binaries (it writes only under target/, which git ignores). A fact that
+//! architecture). Gathered once: the checkout's part from the run's start, while cargo checks or
+//! builds the static binaries (it writes only under target/, which git ignores), the engine's
+//! from its `/info`. A fact that
 //! cannot be had (no git, no rustc) is recorded as absent or empty, never guessed; it never
 //! fails a run.
 
@@ -61,19 +62,45 @@ pub fn engine_facts(info: &EngineInfo) -> EngineFacts {
     }
 }
 
-/// Everything, for a run whose candidates are `built` (packed here) or given, per platform.
-pub fn gather(root: &Path, info: &EngineInfo, candidates: &[(Platform, bool)]) -> Provenance {
+/// What the checkout and the toolchain say: read apart from the engine, on a thread of its own
+/// from the run's start (three git commands and `rustc -vV` take ~30 ms, which the run no
+/// longer waits for after the engine's answers).
+#[derive(Debug, Clone)]
+pub struct Checkout {
+    source: Option<SourceRevision>,
+    cargo_lock_sha256: String,
+    rustc: String,
+}
+
+impl Checkout {
+    /// The checkout at `root`; its revision only when some candidate may be built from it.
+    pub fn read(root: &Path, wants_source: bool) -> Checkout {
+        Checkout {
+            source: if wants_source {
+                source_revision(root)
+            } else {
+                None
+            },
+            cargo_lock_sha256: std::fs::read(root.join("Cargo.lock"))
+                .map(|b| sha256_hex(&b))
+                .unwrap_or_default(),
+            rustc: rustc_version(root),
+        }
+    }
+}
+
+/// Everything, for a run whose candidates are `built` (packed here) or given, per platform: the
+/// source revision only when one was built from the checkout.
+pub fn gather(
+    checkout: Checkout,
+    info: &EngineInfo,
+    candidates: &[(Platform, bool)],
+) -> Provenance {
     let any_built = candidates.iter().any(|(_, built)| *built);
     Provenance {
-        source: if any_built {
-            source_revision(root)
-        } else {
-            None
-        },
-        cargo_lock_sha256: std::fs::read(root.join("Cargo.lock"))
-            .map(|b| sha256_hex(&b))
-            .unwrap_or_default(),
-        rustc: rustc_version(root),
+        source: checkout.source.filter(|_| any_built),
+        cargo_lock_sha256: checkout.cargo_lock_sha256,
+        rustc: checkout.rustc,
         scopebox_version: env!("CARGO_PKG_VERSION").to_string(),
         candidates: candidates
             .iter()
@@ -133,12 +160,16 @@ mod tests {
             server_version: "20.10.24".into(),
             operating_system: "Debian GNU/Linux 13".into(),
         };
-        let p = gather(
-            &crate::toolchain::workspace_root(),
-            &info,
-            &[(Platform::LinuxAmd64, false)],
-        );
-        assert_eq!(p.source, None);
+        let root = crate::toolchain::workspace_root();
+        let checkout = Checkout::read(&root, true);
+        let p = gather(checkout.clone(), &info, &[(Platform::LinuxAmd64, false)]);
+        assert_eq!(p.source, None, "no candidate was built from the checkout");
+        // Built from the checkout: its revision, as read (the workspace is one in CI's clone).
+        let built = gather(checkout, &info, &[(Platform::LinuxAmd64, true)]);
+        assert_eq!(built.source, source_revision(&root));
+        assert_eq!(built.candidates[0].origin, "built");
+        // Not asked for: never read.
+        assert!(Checkout::read(&root, false).source.is_none());
         assert_eq!(p.candidates[0].origin, "given");
         assert_eq!(p.engine.version, "20.10.24");
         assert_eq!(p.engine.name, "docker");

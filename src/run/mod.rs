@@ -542,6 +542,15 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     let (policy, policy_bytes) = crate::shipped::policy()?;
     let (recipe, recipe_bytes) = crate::shipped::recipe()?;
     let root = crate::shipped::source_root()?;
+    // The checkout's and the toolchain's part of the provenance, read beside everything else.
+    let wants_source = selection
+        .platforms
+        .iter()
+        .any(|&p| !given.iter().any(|c| c.platform == p));
+    let checkout = {
+        let root = root.clone();
+        tokio::task::spawn_blocking(move || crate::provenance::Checkout::read(&root, wants_source))
+    };
 
     // The static build (a freshness check when warm, 0.15–0.3 s of cargo) runs while the engine
     // is asked and every emulated platform probed: nothing waits on it until the images are
@@ -606,7 +615,8 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
             .iter()
             .map(|&p| (p, !given.iter().any(|c| c.platform == p)))
             .collect();
-        let provenance = crate::provenance::gather(&root, &info, &origins);
+        let checkout = checkout.await.expect("reading the checkout never panics");
+        let provenance = crate::provenance::gather(checkout, &info, &origins);
         Ok::<_, CommandError>((engine, info, covered, not_covered, provenance))
     };
     let ((engine, info, covered, not_covered, provenance), building) =
