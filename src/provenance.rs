@@ -3,9 +3,8 @@
 //! digest, `rustc -vV`, this scopebox's version, and the engine (name, version, OS,
 //! architecture). Gathered once: the checkout's part from the run's start, while cargo checks or
 //! builds the static binaries (it writes only under target/, which git ignores), the engine's
-//! from its `/info`. A fact that
-//! cannot be had (no git, no rustc) is recorded as absent or empty, never guessed; it never
-//! fails a run.
+//! from its `/info`. A fact that cannot be had (no git, no rustc) is recorded as absent or
+//! empty, never guessed; it never fails a run.
 
 use crate::engine::EngineInfo;
 use scopebox_schema::digest::sha256_hex;

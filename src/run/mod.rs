@@ -518,17 +518,6 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     } else {
         load_matrices(&args.matrix)?
     };
-    // The canary search every platform's judging and the verification use, compiled from here
-    // on at the lowest priority: while the engine is asked and an emulated platform probed the
-    // cores are mostly idle (a two-platform run's first ~0.5 core-seconds), and after the
-    // containers everything would wait for it. The judging takes it from the process's cache,
-    // or waits there for this compile to finish: it is never compiled twice.
-    let canaries = matrix.canaries.clone();
-    std::thread::spawn(move || {
-        // On Linux a niceness set this way is the calling thread's alone.
-        let _ = rustix::process::setpriority_process(None, 19);
-        scopebox_schema::canary::search_for(&canaries);
-    });
     let run_id = boundary::new_run_id();
     // Relative to the current directory, like every other default path.
     let out = args
@@ -543,10 +532,9 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     let (recipe, recipe_bytes) = crate::shipped::recipe()?;
     let root = crate::shipped::source_root()?;
     // The checkout's and the toolchain's part of the provenance, read beside everything else.
-    let wants_source = selection
-        .platforms
-        .iter()
-        .any(|&p| !given.iter().any(|c| c.platform == p));
+    // A platform's candidate is built from the checkout unless one was given for it.
+    let built_here = |p: Platform| !given.iter().any(|c| c.platform == p);
+    let wants_source = selection.platforms.iter().any(|&p| built_here(p));
     let checkout = {
         let root = root.clone();
         tokio::task::spawn_blocking(move || crate::provenance::Checkout::read(&root, wants_source))
@@ -611,10 +599,7 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         }
         // What the candidates are built from: the source revision, read while cargo checks or
         // builds it (cargo writes only under target/, which the revision's status ignores).
-        let origins: Vec<(Platform, bool)> = covered
-            .iter()
-            .map(|&p| (p, !given.iter().any(|c| c.platform == p)))
-            .collect();
+        let origins: Vec<(Platform, bool)> = covered.iter().map(|&p| (p, built_here(p))).collect();
         let checkout = checkout.await.expect("reading the checkout never panics");
         let provenance = crate::provenance::gather(checkout, &info, &origins);
         Ok::<_, CommandError>((engine, info, covered, not_covered, provenance))
@@ -896,6 +881,16 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
             );
             lifecycle(engine, plan, interrupt, &mut progress).await
         }
+    });
+    // The canary search every platform's judging and the verification use, compiled while the
+    // containers run (at the lowest priority: they come first) instead of after them, when
+    // everything waits for it. The judging takes it from the process's cache, or waits there
+    // for this compile to finish: it is never compiled twice.
+    let canaries = matrix.canaries.clone();
+    std::thread::spawn(move || {
+        // On Linux a niceness set this way is the calling thread's alone.
+        let _ = rustix::process::setpriority_process(None, 19);
+        scopebox_schema::canary::search_for(&canaries);
     });
     let records: Vec<Record> = futures_util::future::join_all(runs).await;
     phases.lap("containers");
