@@ -9,6 +9,7 @@
 #                              a fresh named volume at /evidence, an init), created, started,
 #                              waited for and removed with its volume: the least a run can cost
 #   amd64, arm64, both         warm `scopebox run --platform …` on the shipped matrix
+# each with its wall time and the machine's busy CPU time meanwhile (every process, every core),
 # and, per run kind, where the time went (medians, ms): the orchestrator's phases (`--json`
 # `phasesMs`: engine/probe, build, image, sweep, inputs, containers, evidence, write, archive, verify),
 # per container the lifecycle (create, start, in-box run, export, inspect+remove: from
@@ -110,19 +111,29 @@ PY
   # within ~30 s of deleting many makes the allocator skip every recently freed inode one by
   # one, and the next run's evidence extraction would pay for this run's deletion.
 }
+# The machine's busy CPU so far, in ms (every core: user, nice, system, irq, softirq, steal).
+busy_ms() {
+  awk -v hz="$(getconf CLK_TCK)" 'NR == 1 { print int(($2 + $3 + $4 + $7 + $8 + $9) * 1000 / hz) }' /proc/stat
+}
+median() { sort -n | sed -n "$(( (runs + 1) / 2 ))p"; }
+declare -A wall_ms cpu_ms
 measure() { # name, command...
   local name=$1; shift
-  local times=()
+  local times=() cpus=()
   phases="$work/phases-$name.jsonl"
   : >"$phases"
   for _ in $(seq "$runs"); do
-    local s e
-    s=$(date +%s%N); "$@"; e=$(date +%s%N)
+    local s e b0 b1
+    b0=$(busy_ms); s=$(date +%s%N); "$@"; e=$(date +%s%N); b1=$(busy_ms)
     times+=($(( (e - s) / 1000000 )))
+    cpus+=($(( b1 - b0 )))
   done
-  printf '%-12s median %6d ms   (runs: %s)   load %s\n' "$name" \
-    "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")" "${times[*]}" \
-    "$(cut -d' ' -f1-3 /proc/loadavg)"
+  # CPU: what every process on the machine used meanwhile (the engine's, qemu's, ours): on a
+  # machine whose cores a run keeps busy, a second platform's run costs its CPU, not its wall.
+  wall_ms[$name]=$(printf '%s\n' "${times[@]}" | median)
+  cpu_ms[$name]=$(printf '%s\n' "${cpus[@]}" | median)
+  printf '%-12s median %6d ms   CPU %6d ms   (runs: %s)   load %s\n' "$name" \
+    "${wall_ms[$name]}" "${cpu_ms[$name]}" "${times[*]}" "$(cut -d' ' -f1-3 /proc/loadavg)"
   if [ -s "$phases" ]; then
     python3 - "$phases" <<'PY'
 import json, statistics, sys
@@ -144,3 +155,11 @@ measure floor-arm64 floor arm64
 measure amd64 run --platform linux/amd64
 measure arm64 run --platform linux/arm64
 measure both run
+# The issue's targets, from the medians above.
+awk -v fa="${wall_ms[floor-amd64]}" -v a="${wall_ms[amd64]}" -v r="${wall_ms[arm64]}" \
+  -v b="${wall_ms[both]}" -v ca="${cpu_ms[amd64]}" -v cr="${cpu_ms[arm64]}" -v cb="${cpu_ms[both]}" 'BEGIN {
+  slower = a > r ? a : r
+  printf "amd64 / floor %.2fx (target <= 3)   arm64 %.2f s (target <= 10)   both / slower %.3f (target <= 1.10)\n",
+    a / fa, r / 1000, b / slower
+  printf "CPU: both - arm64 = %d ms, what amd64 adds to a two-platform run (amd64 alone: %d ms)\n", cb - cr, ca
+}'
