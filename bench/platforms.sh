@@ -4,7 +4,7 @@
 #   bash bench/platforms.sh [RUNS]     # needs the Docker engine, python3; arm64 needs .ci/setup-emulation
 #   SCOPEBOX_BIN=path/to/scopebox bash bench/platforms.sh [RUNS]   # measure that binary, build nothing
 #
-# Side by side, in one invocation, on the same engine, RUNS times each (median reported):
+# Side by side, in one invocation, on the same engine, RUNS rounds of every kind (medians):
 #   floor-amd64 / floor-arm64  a no-op container with the evidence boundary (the policy's flags,
 #                              a fresh named volume at /evidence, an init), created, started,
 #                              waited for and removed with its volume: the least a run can cost
@@ -15,7 +15,8 @@
 # per container the lifecycle (create, start, in-box run, export, inspect+remove: from
 # outer/execution.json) and the runner's own phases inside (its `phases` line: canaries,
 # boundary, controls, cases, and cpu: the CPU time of the runner and the candidates it reaped).
-# The load average is printed before and after: the machine may be shared. It builds scopebox (release) once first, and one warm-up run fills the caches.
+# The load average is printed at the start and after each round: the machine may be shared. It
+# builds scopebox (release) once first, and one warm-up run fills the caches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -116,26 +117,26 @@ busy_ms() {
   awk -v hz="$(getconf CLK_TCK)" 'NR == 1 { print int(($2 + $3 + $4 + $7 + $8 + $9) * 1000 / hz) }' /proc/stat
 }
 median() { sort -n | sed -n "$(( (runs + 1) / 2 ))p"; }
-declare -A wall_ms cpu_ms
-measure() { # name, command...
+declare -A wall_ms cpu_ms walls cpus
+measure_once() { # name, command...: one run, its wall and CPU kept under its name
   local name=$1; shift
-  local times=() cpus=()
+  local s e b0 b1
   phases="$work/phases-$name.jsonl"
-  : >"$phases"
-  for _ in $(seq "$runs"); do
-    local s e b0 b1
-    b0=$(busy_ms); s=$(date +%s%N); "$@"; e=$(date +%s%N); b1=$(busy_ms)
-    times+=($(( (e - s) / 1000000 )))
-    cpus+=($(( b1 - b0 )))
-  done
+  b0=$(busy_ms); s=$(date +%s%N); "$@"; e=$(date +%s%N); b1=$(busy_ms)
+  walls[$name]+="$(( (e - s) / 1000000 )) "
+  cpus[$name]+="$(( b1 - b0 )) "
+  phases=
+}
+report() { # name
+  local name=$1
+  wall_ms[$name]=$(printf '%s\n' ${walls[$name]} | median)
+  cpu_ms[$name]=$(printf '%s\n' ${cpus[$name]} | median)
   # CPU: what every process on the machine used meanwhile (the engine's, qemu's, ours): on a
   # machine whose cores a run keeps busy, a second platform's run costs its CPU, not its wall.
-  wall_ms[$name]=$(printf '%s\n' "${times[@]}" | median)
-  cpu_ms[$name]=$(printf '%s\n' "${cpus[@]}" | median)
-  printf '%-12s median %6d ms   CPU %6d ms   (runs: %s)   load %s\n' "$name" \
-    "${wall_ms[$name]}" "${cpu_ms[$name]}" "${times[*]}" "$(cut -d' ' -f1-3 /proc/loadavg)"
-  if [ -s "$phases" ]; then
-    python3 - "$phases" <<'PY'
+  printf '%-12s median %6d ms   CPU %6d ms   (runs: %s)\n' "$name" \
+    "${wall_ms[$name]}" "${cpu_ms[$name]}" "${walls[$name]% }"
+  if [ -s "$work/phases-$name.jsonl" ]; then
+    python3 - "$work/phases-$name.jsonl" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 for part in rows[0]:
@@ -144,17 +145,22 @@ for part in rows[0]:
     print(f"    {part:<22} " + ", ".join(cells))
 PY
   fi
-  phases=
 }
 
 run --platform linux/amd64 # warm-up: builds, loads images
 run
-echo "scopebox platforms benchmark, $runs runs each, $(nproc) cores, engine $(docker info -f '{{.ServerVersion}} {{.Architecture}}'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-measure floor-amd64 floor amd64
-measure floor-arm64 floor arm64
-measure amd64 run --platform linux/amd64
-measure arm64 run --platform linux/arm64
-measure both run
+echo "scopebox platforms benchmark, $runs rounds, $(nproc) cores, engine $(docker info -f '{{.ServerVersion}} {{.Architecture}}'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+# Round by round, every kind once per round: these VMs drift by tens of percent within minutes,
+# and a kind measured in a block of its own would carry its minutes' drift into the ratios.
+for round in $(seq "$runs"); do
+  measure_once floor-amd64 floor amd64
+  measure_once floor-arm64 floor arm64
+  measure_once amd64 run --platform linux/amd64
+  measure_once arm64 run --platform linux/arm64
+  measure_once both run
+  echo "round $round of $runs done, load $(cut -d' ' -f1-3 /proc/loadavg)"
+done
+for kind in floor-amd64 floor-arm64 amd64 arm64 both; do report "$kind"; done
 # The issue's targets, from the medians above.
 awk -v fa="${wall_ms[floor-amd64]}" -v a="${wall_ms[amd64]}" -v r="${wall_ms[arm64]}" \
   -v b="${wall_ms[both]}" -v ca="${cpu_ms[amd64]}" -v cr="${cpu_ms[arm64]}" -v cb="${cpu_ms[both]}" 'BEGIN {
