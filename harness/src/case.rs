@@ -676,20 +676,38 @@ mod tests {
             .count()
     }
 
+    /// `threads_like_this_one` once it reads `expected`, or its last reading after ~5 s. A
+    /// thread that was just joined can still be listed for a moment (the kernel wakes the
+    /// joiner on the way out, before the thread is released), so one reading may count it;
+    /// a thread that is still running (a pipe reader blocked on a straggler) never leaves.
+    fn threads_like_this_one_settled(expected: usize) -> usize {
+        let mut seen = threads_like_this_one();
+        for _ in 0..500 {
+            if seen == expected {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+            seen = threads_like_this_one();
+        }
+        seen
+    }
+
     #[test]
     fn no_thread_is_started_per_capture_where_pidfds_exist() {
-        let counted = |waiting| {
+        let counted = |waiting, expected| {
             let mut during = 0;
-            let mut count = || during = threads_like_this_one();
-            // A straggler holds stdout open past the exit (the group kill ends it after).
+            let mut count = || during = threads_like_this_one_settled(expected);
+            // A straggler holds stdout open past the exit (the group kill ends it after), so
+            // any pipe reader is still blocked while the threads are counted.
             let script = "(sleep 30; echo late) & printf x";
             let c = capture_by(sh(script), Duration::from_secs(60), &mut count, waiting);
             assert_eq!(c.unwrap().stdout, b"x");
             during
         };
-        // Once the process exited: this thread alone, or it and the two blocked pipe readers.
-        assert_eq!(counted(Waiting::Pidfd), 1);
-        assert_eq!(counted(Waiting::Threads), 3);
+        // Once the process exited: this thread alone, or it and the two blocked pipe readers
+        // (the waiter was joined before).
+        assert_eq!(counted(Waiting::Pidfd, 1), 1);
+        assert_eq!(counted(Waiting::Threads, 3), 3);
     }
 
     #[test]
