@@ -112,9 +112,10 @@ PY
   # within ~30 s of deleting many makes the allocator skip every recently freed inode one by
   # one, and the next run's evidence extraction would pay for this run's deletion.
 }
-# The machine's busy CPU so far, in ms (every core: user, nice, system, irq, softirq, steal).
+# The machine's busy CPU so far, in ms (every core: user, nice, system, irq, softirq; not the
+# time the hypervisor stole).
 busy_ms() {
-  awk -v hz="$(getconf CLK_TCK)" 'NR == 1 { print int(($2 + $3 + $4 + $7 + $8 + $9) * 1000 / hz) }' /proc/stat
+  awk -v hz="$(getconf CLK_TCK)" 'NR == 1 { print int(($2 + $3 + $4 + $7 + $8) * 1000 / hz) }' /proc/stat
 }
 median() { sort -n | sed -n "$(( (runs + 1) / 2 ))p"; }
 declare -A wall_ms cpu_ms walls cpus
