@@ -401,7 +401,7 @@ pub fn judge_platform(
     let mut cases = Vec::with_capacity(shared.matrix.cases.len());
     let mut passed = 0usize;
     for judged_case in judged_cases {
-        passed += usize::from(judged_case.pass);
+        passed += usize::from(judged_case.pass());
         problems.extend(judged_case.problem);
         cases.push(judged_case.entry);
     }
@@ -468,16 +468,20 @@ fn map_in_order<T: Sync, R: Send>(
     })
 }
 
-/// One case judged from its files in its shard's directory: its entry, whether it passed, and
-/// the problem to report when it did not.
+/// One case judged from its files in its shard's directory: its entry, and the problem to
+/// report when it did not pass (a case passes exactly when there is none).
 struct JudgedCase {
     entry: CaseEntry,
-    pass: bool,
     problem: Option<String>,
 }
 
+impl JudgedCase {
+    fn pass(&self) -> bool {
+        self.problem.is_none()
+    }
+}
+
 fn judge_case(bundle: &Path, shard_dir: &str, shared: &SharedInputs, case: &Case) -> JudgedCase {
-    let mut problem = None;
     let case_dir = bundle
         .join(shard_dir)
         .join(EVIDENCE_DIR)
@@ -495,7 +499,7 @@ fn judge_case(bundle: &Path, shard_dir: &str, shared: &SharedInputs, case: &Case
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok());
     let digest = |b: &Option<Vec<u8>>| b.as_deref().map(sha256_hex).unwrap_or_default();
-    let pass = match (&stdout, &stderr, &record, &witness) {
+    let problem = match (&stdout, &stderr, &record, &witness) {
         (Some(out), Some(err), Some(record), Some(witness)) => {
             let verdict = scopebox_schema::judge::judge_witnessed(
                 shared.matrix,
@@ -506,47 +510,35 @@ fn judge_case(bundle: &Path, shard_dir: &str, shared: &SharedInputs, case: &Case
                 witness,
             );
             if verdict != record.verdict {
-                problem = Some(format!(
+                Some(format!(
                     "case {}: re-judged {} ({}), the runner said {} ({})",
                     case.id,
                     pass_fail(verdict.pass),
                     verdict.failures.join("; "),
                     pass_fail(record.verdict.pass),
                     record.verdict.failures.join("; "),
-                ));
-                false
+                ))
+            } else if !verdict.pass {
+                Some(format!("case {}: {}", case.id, verdict.failures.join("; ")))
             } else {
-                if !verdict.pass {
-                    problem = Some(format!("case {}: {}", case.id, verdict.failures.join("; ")));
-                }
-                verdict.pass
+                None
             }
         }
-        (Some(_), Some(_), Some(_), None) => {
-            problem = Some(format!(
-                "case {}: no readable kernel witness record ({})",
-                case.id,
-                scopebox_schema::witness::WITNESS_FILE
-            ));
-            false
-        }
-        _ => {
-            problem = Some(format!("case {}: no complete evidence (not run)", case.id));
-            false
-        }
+        (Some(_), Some(_), Some(_), None) => Some(format!(
+            "case {}: no readable kernel witness record ({})",
+            case.id,
+            scopebox_schema::witness::WITNESS_FILE
+        )),
+        _ => Some(format!("case {}: no complete evidence (not run)", case.id)),
     };
     let entry = CaseEntry {
         id: case.id.clone(),
-        verdict: pass_fail(pass).to_string(),
+        verdict: pass_fail(problem.is_none()).to_string(),
         record_sha256: digest(&record_bytes),
         stdout_sha256: digest(&stdout),
         stderr_sha256: digest(&stderr),
     };
-    JudgedCase {
-        entry,
-        pass,
-        problem,
-    }
+    JudgedCase { entry, problem }
 }
 
 /// One container's boundary (applied and observed) and controls, judged from its directory

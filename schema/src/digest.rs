@@ -118,14 +118,31 @@ struct DeclaredFill {
 /// This process's declared fills' digests, oldest first.
 static DECLARED: Mutex<Vec<DeclaredFill>> = Mutex::new(Vec::new());
 
-/// The SHA-256 of the fill `prefix`, then `byte` up to `size` bytes, as `hash` computes it the
-/// first time this process asks for that fill. The three values are the whole content, so a
-/// digest is only ever given back for exactly the content it was computed from. The
-/// orchestrator judges every case twice (its evidence, then the verification), each platform
-/// on a thread of its own, and the shipped matrix's 25 fills of a megabyte were hashed on every
-/// judging (100 MB for a two-platform run). Not forgotten with `forget_remembered`: an entry is
-/// the few hundred bytes of its prefix, not the content.
-pub fn declared_fill_sha256(
+/// The SHA-256 of the fill `prefix`, then `byte` up to `size` bytes (`size` at least the
+/// prefix's length), hashed in fixed chunks (never held whole) the first time this process
+/// asks for that fill. The three values are the whole content, so a digest is only ever given
+/// back for exactly the content it was computed from. The orchestrator judges every case twice
+/// (its evidence, then the verification), each platform on a thread of its own, and the shipped
+/// matrix's 25 fills of a megabyte were hashed on every judging (100 MB for a two-platform run).
+/// Not forgotten with `forget_remembered`: an entry is the few hundred bytes of its prefix, not
+/// the content.
+pub fn declared_fill_sha256(prefix: &[u8], byte: u8, size: u64) -> String {
+    declared_fill_sha256_by(prefix, byte, size, || {
+        let mut hasher = Sha256::new();
+        hasher.update(prefix);
+        let chunk = [byte; 64 * 1024];
+        let mut left = size.saturating_sub(prefix.len() as u64);
+        while left > 0 {
+            let n = left.min(chunk.len() as u64) as usize;
+            hasher.update(&chunk[..n]);
+            left -= n as u64;
+        }
+        hex::encode(hasher.finalize())
+    })
+}
+
+/// `declared_fill_sha256`, with `hash` computing a digest the memo does not hold.
+fn declared_fill_sha256_by(
     prefix: &[u8],
     byte: u8,
     size: u64,
@@ -274,7 +291,7 @@ mod tests {
     fn a_declared_fill_is_hashed_once_and_only_recalled_for_the_same_fill() {
         let hashed = std::cell::Cell::new(0);
         let digest_of = |prefix: &[u8], byte: u8, size: u64| {
-            declared_fill_sha256(prefix, byte, size, || {
+            declared_fill_sha256_by(prefix, byte, size, || {
                 hashed.set(hashed.get() + 1);
                 sha256_hex(&fill(prefix, byte, size as usize))
             })
@@ -298,6 +315,15 @@ mod tests {
                 sha256_hex(&fill(p, byte, size as usize))
             );
             assert_eq!(hashed.get(), before + 1, "{byte} {size}: hashed afresh");
+        }
+        // The streamed hash is the whole content's, whatever the size against its chunks.
+        let streamed = b"{\"streamed fill test\":";
+        for size in [streamed.len(), streamed.len() + 1, 64 * 1024 + 7, 200_000] {
+            assert_eq!(
+                declared_fill_sha256(streamed, b'-', size as u64),
+                sha256_hex(&fill(streamed, b'-', size)),
+                "{size}"
+            );
         }
     }
 

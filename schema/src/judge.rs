@@ -877,7 +877,6 @@ pub fn file_size(content: &FileContent) -> Result<u64, String> {
 
 /// A file entry's sha256 hex, streamed: a `fill` is hashed in fixed chunks, never held whole.
 pub fn file_sha256(content: &FileContent) -> Result<String, String> {
-    use sha2::{Digest, Sha256};
     match content {
         FileContent::Fill { prefix, byte, size } => {
             file_size(content)?;
@@ -889,18 +888,6 @@ pub fn file_sha256(content: &FileContent) -> Result<String, String> {
                 prefix.as_bytes(),
                 *byte,
                 *size,
-                || {
-                    let mut hasher = Sha256::new();
-                    hasher.update(prefix.as_bytes());
-                    let chunk = [*byte; 64 * 1024];
-                    let mut left = size - prefix.len() as u64;
-                    while left > 0 {
-                        let n = left.min(chunk.len() as u64) as usize;
-                        hasher.update(&chunk[..n]);
-                        left -= n as u64;
-                    }
-                    hex::encode(hasher.finalize())
-                },
             ))
         }
         other => file_bytes(other).map(|bytes| digest::sha256_hex_remembered(&bytes)),
