@@ -65,11 +65,13 @@ fn hostile_archive(dir: &Path, attack: &str) -> (PathBuf, String) {
 }
 
 /// What a run of one candidate left: the exit code, the per-case failures the runner recorded,
-/// and the independent verifier's report on the bundle.
+/// the verdicts the orchestrator wrote into the receipt after judging the evidence again, and
+/// the independent verifier's report on the bundle.
 struct Judged {
     code: i32,
     stderr: String,
     case_failures: Vec<(String, Vec<String>)>,
+    receipt_verdicts: Vec<String>,
     report: Report,
 }
 
@@ -109,11 +111,13 @@ fn run_candidate(dir: &Path, candidate: Option<(&Path, &str)>) -> Judged {
             (c.id.clone(), record.verdict.failures)
         })
         .collect();
+    let receipt_verdicts = run.cases.iter().map(|c| c.verdict.clone()).collect();
     let report = verify_dir(&bundle, &Default::default()).expect("the bundle is readable");
     Judged {
         code: out.code,
         stderr: out.stderr,
         case_failures,
+        receipt_verdicts,
         report,
     }
 }
@@ -136,6 +140,9 @@ fn assert_caught(attack: &str, reason: &str, checks: &[&str]) {
     let judged = run_candidate(dir.path(), Some((&archive, &digest)));
     assert_eq!(judged.code, 1, "{attack}: {}", judged.stderr);
     assert_eq!(judged.case_failures.len(), CASES);
+    // The orchestrator's own judging fails every case too, not only the runner's and the
+    // verifier's.
+    assert_eq!(judged.receipt_verdicts, vec!["fail"; CASES], "{attack}");
     for (id, failures) in &judged.case_failures {
         assert!(
             failures.iter().any(|f| f.contains(reason)),
@@ -208,6 +215,7 @@ pub fn the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies() {
     for (id, failures) in &judged.case_failures {
         assert!(failures.is_empty(), "case {id}: {failures:#?}");
     }
+    assert_eq!(judged.receipt_verdicts, vec!["pass"; CASES]);
     assert!(
         judged.report.verified,
         "verifier failed: {:?}",
