@@ -737,48 +737,37 @@ fn control_record_problems(evidence: &Path, matrix: &Matrix, stated: &Controls) 
     problems
 }
 
-/// Every file in the bundle except `receipt.json` and the envelope: relative path → sha256.
+/// Every file in the bundle except `receipt.json` and the envelopes: relative path → sha256
+/// (walked with `walkdir`, never following a link).
 pub fn list_files(dir: &Path) -> Result<BTreeMap<String, String>, ReceiptError> {
     let mut files = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(current) = stack.pop() {
-        let entries = std::fs::read_dir(&current).map_err(|source| ReceiptError::Read {
-            path: current.clone(),
+    for entry in walkdir::WalkDir::new(dir).min_depth(1).follow_links(false) {
+        let entry = entry.map_err(|e| ReceiptError::Read {
+            path: e.path().unwrap_or(dir).to_path_buf(),
+            source: e.into(),
+        })?;
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .expect("walkdir yields paths below its root")
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        if rel == RECEIPT_FILE
+            || rel == ENVELOPE_FILE
+            || rel == scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE
+        {
+            continue;
+        }
+        let digest = sha256_file(entry.path()).map_err(|source| ReceiptError::Read {
+            path: entry.path().to_path_buf(),
             source,
         })?;
-        for entry in entries {
-            let entry = entry.map_err(|source| ReceiptError::Read {
-                path: current.clone(),
-                source,
-            })?;
-            let path = entry.path();
-            let kind = entry.file_type().map_err(|source| ReceiptError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            if kind.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let rel = path
-                .strip_prefix(dir)
-                .expect("walked below dir")
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/");
-            if rel == RECEIPT_FILE
-                || rel == ENVELOPE_FILE
-                || rel == scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE
-            {
-                continue;
-            }
-            let digest = sha256_file(&path).map_err(|source| ReceiptError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            files.insert(rel, digest);
-        }
+        files.insert(rel, digest);
     }
     Ok(files)
 }

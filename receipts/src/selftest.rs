@@ -17,7 +17,7 @@ use crate::evidence::{
 };
 use crate::judge;
 use crate::receipt::*;
-use crate::verify::bundle::{MAX_DEPTH, MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES};
+use crate::verify::bundle::MAX_FILE_BYTES;
 use crate::verify::{self, BundleError, VerifyOptions};
 use scopebox_schema::native_observe::judge_evidence;
 use scopebox_schema::native_receipt::{
@@ -1983,19 +1983,24 @@ fn symlink(_: &Path, _: &Path) -> Result<(), String> {
 }
 
 /// Copy a directory tree (regular files and directories only; the bundle was measured first,
-/// so anything else is an error here). Every file is opened without following a link or
-/// waiting on a FIFO and copied up to `MAX_FILE_BYTES`: a file that grew since it was measured
-/// is refused, never copied whole.
+/// so anything else is an error here), walked with `walkdir` without following a link. Every
+/// file is opened without following a link or waiting on a FIFO and copied up to
+/// `MAX_FILE_BYTES`: a file that grew since it was measured is refused, never copied whole.
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
+    for entry in walkdir::WalkDir::new(from).min_depth(1).follow_links(false) {
         let entry = entry?;
-        let kind = entry.file_type()?;
-        let target = to.join(entry.file_name());
+        let target = to.join(
+            entry
+                .path()
+                .strip_prefix(from)
+                .expect("walkdir yields paths below its root"),
+        );
+        let kind = entry.file_type();
         if kind.is_dir() {
-            copy_tree(&entry.path(), &target)?;
+            std::fs::create_dir(&target)?;
         } else if kind.is_file() {
-            copy_file_bounded(&entry.path(), &target)?;
+            copy_file_bounded(entry.path(), &target)?;
         } else {
             return Err(std::io::Error::other(format!(
                 "{} is neither a file nor a directory",
@@ -2034,48 +2039,24 @@ fn copy_file_bounded(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Bounds of the bundle, from `lstat` alone, before anything is copied: the reader's bounds
-/// (`MAX_FILE_BYTES` per file, `MAX_TOTAL_BYTES` in all, `MAX_ENTRIES`, `MAX_DEPTH`), and
-/// nothing but directories and regular files. A sparse 2 GiB file is refused by its size.
+/// Bounds of the bundle, from `lstat` alone, before anything is copied: the reader's own first
+/// pass (`bundle::measure`: `MAX_FILE_BYTES` per file, `MAX_TOTAL_BYTES` in all, `MAX_ENTRIES`,
+/// `MAX_DEPTH`), and nothing but directories and regular files with UTF-8 names. A sparse
+/// 2 GiB file is refused by its size. The bundle's total size when it may be copied.
 pub fn measure(bundle: &Path) -> Result<u64, String> {
-    fn walk(dir: &Path, depth: usize, total: &mut u64, entries: &mut usize) -> Result<(), String> {
-        if depth > MAX_DEPTH {
-            return Err(format!("it nests deeper than {MAX_DEPTH} levels"));
-        }
-        let list = std::fs::read_dir(dir).map_err(|e| format!("list {}: {e}", dir.display()))?;
-        for entry in list {
-            let entry = entry.map_err(|e| e.to_string())?;
-            *entries += 1;
-            if *entries > MAX_ENTRIES {
-                return Err(format!("it has more than {MAX_ENTRIES} entries"));
-            }
-            let path = entry.path();
-            let meta = std::fs::symlink_metadata(&path).map_err(|e| e.to_string())?;
-            let shown = scopebox_terminal::escape(&path.display().to_string()).into_owned();
-            if meta.is_dir() {
-                walk(&path, depth + 1, total, entries)?;
-            } else if meta.is_file() {
-                if meta.len() > MAX_FILE_BYTES {
-                    return Err(format!(
-                        "{shown} is {} bytes, more than {MAX_FILE_BYTES}",
-                        meta.len()
-                    ));
-                }
-                *total += meta.len();
-                if *total > MAX_TOTAL_BYTES {
-                    return Err(format!("it is larger than {MAX_TOTAL_BYTES} bytes"));
-                }
-            } else {
-                return Err(format!(
-                    "{shown} is neither a file nor a directory (scopebox-verify names it)"
-                ));
-            }
-        }
-        Ok(())
+    let measured = crate::verify::bundle::measure(bundle, crate::verify::bundle::BOUNDS)
+        .map_err(|e| e.to_string())?;
+    if let Some((rel, kind)) = measured.irregular.iter().next() {
+        let what = match *kind {
+            "non-utf8-name" => "has a name that is not UTF-8".to_string(),
+            kind => format!("is a {kind}, not a file or directory"),
+        };
+        return Err(format!(
+            "{} {what} (scopebox-verify names it)",
+            scopebox_terminal::escape(rel)
+        ));
     }
-    let (mut total, mut entries) = (0, 0);
-    walk(bundle, 0, &mut total, &mut entries)?;
-    Ok(total)
+    Ok(measured.total)
 }
 
 /// Linux statfs magic numbers of RAM-backed file systems.
@@ -2207,4 +2188,51 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
         bundle: bundle.display().to_string(),
         rows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::ffi::OsStrExt;
+
+    fn bundle_like() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::fs::create_dir(dir.path().join("empty")).unwrap();
+        std::fs::write(dir.path().join("top"), b"12345").unwrap();
+        std::fs::write(dir.path().join("a/b/deep"), b"678").unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_tree_of_files_and_directories_measures_its_size_and_copies_exactly() {
+        let from = bundle_like();
+        assert_eq!(measure(from.path()).unwrap(), 8);
+        let to = tempfile::tempdir().unwrap();
+        let copy = to.path().join("copy");
+        copy_tree(from.path(), &copy).unwrap();
+        assert_eq!(std::fs::read(copy.join("top")).unwrap(), b"12345");
+        assert_eq!(std::fs::read(copy.join("a/b/deep")).unwrap(), b"678");
+        assert!(copy.join("empty").is_dir());
+        assert_eq!(measure(&copy).unwrap(), 8);
+    }
+
+    #[test]
+    fn links_and_unusable_names_are_refused_by_name_before_any_copy() {
+        let dir = bundle_like();
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("a/\x1b[31mlink")).unwrap();
+        let error = measure(dir.path()).unwrap_err();
+        assert!(
+            error.starts_with("a/\\u{1b}[31mlink is a symlink, not a file or directory"),
+            "{error}"
+        );
+        // The copy refuses it too (were it asked without measuring first).
+        let to = tempfile::tempdir().unwrap();
+        assert!(copy_tree(dir.path(), &to.path().join("copy")).is_err());
+
+        let dir = bundle_like();
+        std::fs::write(dir.path().join(std::ffi::OsStr::from_bytes(b"\xff")), b"").unwrap();
+        let error = measure(dir.path()).unwrap_err();
+        assert!(error.contains("has a name that is not UTF-8"), "{error}");
+    }
 }

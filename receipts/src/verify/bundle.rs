@@ -83,12 +83,32 @@ impl BundleError {
 
 /// The first pass: names, kinds and sizes from `lstat` alone, so every bound (entries, depth,
 /// a file's size, the total) is checked before one byte is read.
-struct Walk {
-    files: Vec<(String, PathBuf)>,
-    irregular: BTreeMap<String, &'static str>,
-    total: u64,
-    entries: usize,
+#[derive(Debug, Default)]
+pub(crate) struct Measured {
+    /// Every regular file: bundle-relative path ('/'-separated) and where it is.
+    pub files: Vec<(String, PathBuf)>,
+    /// As `Bundle::irregular`.
+    pub irregular: BTreeMap<String, &'static str>,
+    /// The regular files' sizes, summed.
+    pub total: u64,
 }
+
+/// The bounds of the first pass: the constants above (smaller in tests).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds {
+    pub entries: usize,
+    pub depth: usize,
+    pub file_bytes: u64,
+    pub total_bytes: u64,
+}
+
+/// The verifier's bounds.
+pub(crate) const BOUNDS: Bounds = Bounds {
+    entries: MAX_ENTRIES,
+    depth: MAX_DEPTH,
+    file_bytes: MAX_FILE_BYTES,
+    total_bytes: MAX_TOTAL_BYTES,
+};
 
 impl Bundle {
     /// Read the bundle at `root` (which itself may be reached through a symlink; nothing below
@@ -99,21 +119,15 @@ impl Bundle {
         if !meta.is_dir() {
             return Err(err(BundleErrorKind::NotADirectory));
         }
-        let mut walk = Walk {
-            files: Vec::new(),
-            irregular: BTreeMap::new(),
-            total: 0,
-            entries: 0,
-        };
-        walk_dir(root, "", 0, &mut walk).map_err(err)?;
-        if walk.irregular.contains_key(RECEIPT_FILE) {
+        let measured = measure(root, BOUNDS).map_err(err)?;
+        if measured.irregular.contains_key(RECEIPT_FILE) {
             return Err(err(BundleErrorKind::ReceiptNotAFile));
         }
         // The second pass: read what the first admitted (each read bounded again, in case a
         // file grew since it was measured).
         let mut files = BTreeMap::new();
         let mut total = 0u64;
-        for (rel, path) in walk.files {
+        for (rel, path) in measured.files {
             let bytes = read_bounded(&path).map_err(err)?;
             total += bytes.len() as u64;
             if total > MAX_TOTAL_BYTES {
@@ -132,57 +146,67 @@ impl Bundle {
             envelope_bytes,
             provenance_envelope_bytes,
             files,
-            irregular: walk.irregular,
+            irregular: measured.irregular,
         })
     }
 }
 
-fn walk_dir(dir: &Path, rel: &str, depth: usize, walk: &mut Walk) -> Result<(), BundleErrorKind> {
-    if depth > MAX_DEPTH {
-        return Err(BundleErrorKind::TooDeep);
-    }
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        walk.entries += 1;
-        if walk.entries > MAX_ENTRIES {
+/// Measures the tree below `root` (`walkdir`, never following a link; the root itself may be
+/// one): every entry is counted as it is listed, so a directory of millions stops the walk at
+/// `bounds.entries` without being held in memory; a directory deeper than `bounds.depth` stops
+/// it too; a file's size and the running total are checked as each file is met. An entry whose
+/// name is not UTF-8 is recorded as irregular and, if a directory, not entered. Entries come in
+/// the order the filesystem lists them: when a bundle breaks several bounds, the first met is
+/// the one named.
+pub(crate) fn measure(root: &Path, bounds: Bounds) -> Result<Measured, BundleErrorKind> {
+    let mut measured = Measured::default();
+    let mut entries = 0usize;
+    let mut walk = walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .follow_links(false)
+        .into_iter();
+    while let Some(entry) = walk.next() {
+        let entry = entry.map_err(std::io::Error::from)?;
+        entries += 1;
+        if entries > bounds.entries {
             return Err(BundleErrorKind::TooManyEntries);
         }
-        let name = entry.file_name();
-        let child_rel = |name: &str| {
-            if rel.is_empty() {
-                name.to_string()
-            } else {
-                format!("{rel}/{name}")
+        let file_type = entry.file_type();
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .expect("walkdir yields paths below its root");
+        let Some(rel) = rel.to_str() else {
+            measured
+                .irregular
+                .insert(rel.to_string_lossy().into_owned(), "non-utf8-name");
+            if file_type.is_dir() {
+                walk.skip_current_dir();
             }
-        };
-        let Some(name) = name.to_str() else {
-            walk.irregular
-                .insert(child_rel(&name.to_string_lossy()), "non-utf8-name");
             continue;
         };
-        let child = child_rel(name);
-        // symlink_metadata: the entry itself, never what a link points to.
-        let file_type = entry.file_type()?;
+        let rel = rel.to_string();
         if file_type.is_symlink() {
-            walk.irregular.insert(child, "symlink");
+            measured.irregular.insert(rel, "symlink");
         } else if file_type.is_dir() {
-            walk_dir(&entry.path(), &child, depth + 1, walk)?;
+            if entry.depth() > bounds.depth {
+                return Err(BundleErrorKind::TooDeep);
+            }
         } else if file_type.is_file() {
-            let size = entry.metadata()?.len();
-            if size > MAX_FILE_BYTES {
+            let size = entry.metadata().map_err(std::io::Error::from)?.len();
+            if size > bounds.file_bytes {
                 return Err(BundleErrorKind::FileTooLarge);
             }
-            walk.total += size;
-            if walk.total > MAX_TOTAL_BYTES {
+            measured.total += size;
+            if measured.total > bounds.total_bytes {
                 return Err(BundleErrorKind::TooLarge);
             }
-            walk.files.push((child, entry.path()));
+            measured.files.push((rel, entry.into_path()));
         } else {
-            walk.irregular.insert(child, special_kind(&file_type));
+            measured.irregular.insert(rel, special_kind(&file_type));
         }
     }
-    Ok(())
+    Ok(measured)
 }
 
 #[cfg(unix)]
@@ -231,4 +255,123 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, BundleErrorKind> {
         return Err(BundleErrorKind::FileTooLarge);
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::ffi::OsStrExt;
+
+    const SMALL: Bounds = Bounds {
+        entries: 6,
+        depth: 3,
+        file_bytes: 10,
+        total_bytes: 15,
+    };
+
+    fn tree(files: &[(&str, usize)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, size) in files {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, vec![b'x'; *size]).unwrap();
+        }
+        dir
+    }
+
+    fn listed(measured: &Measured) -> Vec<&str> {
+        let mut files: Vec<&str> = measured.files.iter().map(|(r, _)| r.as_str()).collect();
+        files.sort();
+        files
+    }
+
+    #[test]
+    fn a_directory_at_the_depth_bound_is_entered_and_one_below_it_stops_the_walk() {
+        // a, a/b, a/b/c are directories at depths 1..3; the file is at depth 4.
+        let at_bound = tree(&[("a/b/c/f", 1)]);
+        let measured = measure(at_bound.path(), SMALL).unwrap();
+        assert_eq!(listed(&measured), ["a/b/c/f"]);
+        let below = tree(&[("a/b/c/d/f", 1)]);
+        assert!(matches!(
+            measure(below.path(), SMALL),
+            Err(BundleErrorKind::TooDeep)
+        ));
+    }
+
+    #[test]
+    fn every_entry_counts_and_one_past_the_bound_stops_the_walk() {
+        // Six entries: the directory d and five files.
+        let six = tree(&[("d/1", 1), ("d/2", 1), ("d/3", 1), ("4", 1), ("5", 1)]);
+        assert_eq!(measure(six.path(), SMALL).unwrap().files.len(), 5);
+        std::fs::create_dir(six.path().join("e")).unwrap();
+        assert!(matches!(
+            measure(six.path(), SMALL),
+            Err(BundleErrorKind::TooManyEntries)
+        ));
+    }
+
+    #[test]
+    fn a_file_over_its_bound_and_files_over_the_total_stop_the_walk() {
+        let at_bounds = tree(&[("a", 10), ("b", 5)]);
+        assert_eq!(measure(at_bounds.path(), SMALL).unwrap().total, 15);
+        let big = tree(&[("a", 11)]);
+        assert!(matches!(
+            measure(big.path(), SMALL),
+            Err(BundleErrorKind::FileTooLarge)
+        ));
+        let many = tree(&[("a", 10), ("b", 6)]);
+        assert!(matches!(
+            measure(many.path(), SMALL),
+            Err(BundleErrorKind::TooLarge)
+        ));
+    }
+
+    #[test]
+    fn links_and_special_files_are_recorded_never_followed_or_read() {
+        let outside = tree(&[("secret", 1)]);
+        let dir = tree(&[("ok", 1)]);
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.path().join("pipe"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let measured = measure(dir.path(), BOUNDS).unwrap();
+        assert_eq!(listed(&measured), ["ok"]);
+        assert_eq!(
+            measured.irregular,
+            BTreeMap::from([
+                ("link".to_string(), "symlink"),
+                ("pipe".to_string(), "fifo")
+            ])
+        );
+    }
+
+    #[test]
+    fn a_directory_whose_name_is_not_utf8_is_recorded_and_not_entered() {
+        let dir = tree(&[("ok", 1)]);
+        let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"odd\xff"));
+        std::fs::create_dir(&odd).unwrap();
+        std::fs::write(odd.join("inside"), b"x").unwrap();
+        let measured = measure(dir.path(), BOUNDS).unwrap();
+        assert_eq!(listed(&measured), ["ok"]);
+        assert_eq!(
+            measured.irregular,
+            BTreeMap::from([("odd\u{fffd}".to_string(), "non-utf8-name")])
+        );
+    }
+
+    #[test]
+    fn the_root_may_be_reached_through_a_link() {
+        let dir = tree(&[("sub/f", 3)]);
+        let holder = tempfile::tempdir().unwrap();
+        let link = holder.path().join("bundle");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        let measured = measure(&link, BOUNDS).unwrap();
+        assert_eq!(listed(&measured), ["sub/f"]);
+        assert!(measured.irregular.is_empty());
+    }
 }
