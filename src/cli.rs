@@ -1,5 +1,5 @@
 //! The command line (clap derive) and the dispatch of each subcommand: `pack`, `run`, `build`, `sweep`,
-//! `keygen`, `sign`, `native` (its arguments live in `native`). Each command reports progress on stderr and, with `--json`, one machine
+//! `prune`, `keygen`, `sign`, `native` (its arguments live in `native`). Each command reports progress on stderr and, with `--json`, one machine
 //! summary object on stdout — nothing else ever goes to stdout. Exit codes are `exit`'s.
 
 use crate::exit::{CommandError, Outcome, USAGE};
@@ -29,7 +29,7 @@ pub enum Command {
     Pack(PackArgs),
     /// Pack (or take a candidate), build the image, run the matrix, write the receipt bundle
     Run(RunArgs),
-    /// Build every static binary the images carry (candidate, runner, sentinel), so that a
+    /// Build every static binary the images carry (candidate, runner, sentinel, witness), so that a
     /// later `run` or `pack` finds them built; CI runs it before the tests
     Build(BuildArgs),
     /// Remove leftover scopebox containers and volumes (including --keep-on-failure ones)
@@ -41,7 +41,8 @@ pub enum Command {
     /// Sign a receipt bundle: writes BUNDLE/receipt.dsse.json (DSSE over an in-toto test-result
     /// statement) and BUNDLE/provenance.dsse.json (SLSA Provenance v1 of the candidates built)
     Sign(SignArgs),
-    /// The pinned native reference clients: `fetch` them into the cache, or re-resolve the `lock`
+    /// The pinned native reference clients: `run` them over the native matrix in the box (the
+    /// default), `fetch` them into the cache, or re-resolve the `lock`
     Native(crate::native::NativeArgs),
 }
 
@@ -443,12 +444,21 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
     let provenance_path = args
         .bundle
         .join(scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE);
-    // Refused before anything is signed, like an existing receipt.dsse.json.
-    if !args.force && std::fs::symlink_metadata(&provenance_path).is_ok() {
-        return Err(CommandError::Usage(format!(
-            "{} exists; pass --force to replace the signatures",
-            provenance_path.display()
-        )));
+    // Either signature already there (whatever its kind) is refused as a usage error before
+    // anything is read or signed: nothing is replaced without --force.
+    if !args.force {
+        for name in [
+            scopebox_schema::receipt::ENVELOPE_FILE,
+            scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE,
+        ] {
+            let path = args.bundle.join(name);
+            if std::fs::symlink_metadata(&path).is_ok() {
+                return Err(CommandError::Usage(format!(
+                    "{} exists; pass --force to replace the signatures",
+                    path.display()
+                )));
+            }
+        }
     }
     let pem = std::fs::read_to_string(&args.key).map_err(|e| signing(Box::new(e)))?;
     let envelope = scopebox_receipts::attestation::sign_bundle_with_key_file(
@@ -490,4 +500,50 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
         }));
     }
     Ok(Outcome::Passed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sign_args(bundle: &std::path::Path) -> SignArgs {
+        SignArgs {
+            bundle: bundle.to_path_buf(),
+            key: bundle.join("absent-key.pem"),
+            force: false,
+            json: false,
+        }
+    }
+
+    #[test]
+    fn an_existing_signature_of_either_kind_is_refused_as_usage_and_left_as_it_was() {
+        for name in [
+            scopebox_schema::receipt::ENVELOPE_FILE,
+            scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE,
+        ] {
+            let bundle = tempfile::tempdir().unwrap();
+            std::fs::write(bundle.path().join(name), b"earlier").unwrap();
+            let error = sign(sign_args(bundle.path())).unwrap_err();
+            assert_eq!(error.code(), crate::exit::USAGE, "{name}: {error}");
+            assert!(error.to_string().contains(name), "{error}");
+            assert_eq!(std::fs::read(bundle.path().join(name)).unwrap(), b"earlier");
+        }
+    }
+
+    #[test]
+    fn with_force_an_existing_signature_is_no_refusal() {
+        let bundle = tempfile::tempdir().unwrap();
+        std::fs::write(
+            bundle.path().join(scopebox_schema::receipt::ENVELOPE_FILE),
+            b"earlier",
+        )
+        .unwrap();
+        let args = SignArgs {
+            force: true,
+            ..sign_args(bundle.path())
+        };
+        // It goes on to read the key, which is absent: a signing failure, not a usage refusal.
+        let error = sign(args).unwrap_err();
+        assert!(matches!(error, CommandError::Signing { .. }), "{error}");
+    }
 }
