@@ -261,6 +261,30 @@ fn a_sparse_two_gib_file_is_unreadable_and_the_self_test_copies_nothing() {
 }
 
 #[test]
+fn the_self_test_refuses_a_fifo_by_its_name_escaped_once_and_copies_nothing() {
+    let tmp = tempdir();
+    let bundle = tmp.path().join("bundle");
+    copy_dir(&reference(), &bundle);
+    let fifo = bundle.join("fifo\x1b[31mred");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    // verify_hostile: exit 2, no raw control on either stream, nothing written anywhere.
+    let run = verify_hostile(tmp.path(), &["--self-test", bundle.to_str().unwrap()], 2);
+    assert!(
+        run.stderr
+            .contains("nothing was copied: fifo\\u{1b}[31mred is a fifo, not a file or directory"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn an_all_zero_signature_without_a_key_shows_no_check_mark_on_the_signature() {
     let tmp = tempdir();
     let bundle = tmp.path().join("bundle");
