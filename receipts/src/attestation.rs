@@ -237,9 +237,8 @@ pub fn sign_bundle_with(
     )
     .map_err(unreadable)?;
     if !outcome.verified {
-        return Err(SignError::Rejected(
-            scopebox_terminal::escape(&outcome.failed_ids().join(", ")).into_owned(),
-        ));
+        // Raw, like every error's text: whoever prints it escapes it, once.
+        return Err(SignError::Rejected(outcome.failed_ids().join(", ")));
     }
     let receipt: Receipt = crate::strict_json::from_slice(&bundle.receipt_bytes)
         .map_err(|e| unreadable(crate::verify::BundleError::receipt(bundle_dir, e)))?;

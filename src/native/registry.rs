@@ -270,8 +270,9 @@ fn pip_got_digest(text: &str) -> Option<String> {
     })
 }
 
-/// The last few non-empty lines of a client's output, for an error message — escaped for the
-/// terminal: they may quote what a registry sent.
+/// The last few non-empty lines of a client's output, for an error message, joined on one
+/// line and kept raw: they may quote what a registry sent, and whoever prints the error
+/// escapes it (`exit::finish`), exactly once.
 fn last_lines(text: &str) -> String {
     const MAX_LINE: usize = 240;
     let lines: Vec<String> = text
@@ -283,7 +284,7 @@ fn last_lines(text: &str) -> String {
             None => l.to_string(),
         })
         .collect();
-    scopebox_terminal::escape(&lines[lines.len().saturating_sub(3)..].join(" | ")).into_owned()
+    lines[lines.len().saturating_sub(3)..].join(" | ")
 }
 
 #[cfg(test)]
@@ -301,14 +302,27 @@ mod tests {
     }
 
     #[test]
-    fn only_the_last_lines_are_kept_and_escaped() {
+    fn only_the_last_lines_are_kept_and_the_printed_error_escapes_them_once() {
         assert_eq!(last_lines("a\n\nb\nc\n d \n"), "b | c | d");
-        assert_eq!(
-            last_lines("E: \u{1b}]0;pwned\u{7}"),
-            "E: \\u{1b}]0;pwned\\u{7}"
-        );
         let long = "v".repeat(1000);
         assert_eq!(last_lines(&long).chars().count(), 241);
+        // As `exit::finish` prints it: the registry's escape sequence shown, once, on one line.
+        let error = crate::exit::CommandError::Native(crate::native::NativeError::Fetch(
+            crate::native::fetch::FetchError::Registry(RegistryError::Failed {
+                what: "the Debian package lists".into(),
+                detail: last_lines("W: fine\nE: \u{1b}]0;pwned\u{7}\n"),
+            }),
+        ));
+        let printed = scopebox_terminal::escape_lines(&crate::exit::render(&error));
+        assert!(
+            printed.contains("W: fine | E: \\u{1b}]0;pwned\\u{7}"),
+            "{printed}"
+        );
+        assert!(!printed.contains("\\\\u{1b}"), "{printed}");
+        assert_eq!(
+            printed.lines().next().map(|l| l.contains("pwned")),
+            Some(true)
+        );
     }
 
     #[test]
