@@ -218,11 +218,11 @@ impl<W: Write> Progress<W> {
     }
 }
 
-/// Control characters from inside the container never reach the terminal.
+/// What comes from inside the container (a case id, a runner line that quotes a name the
+/// candidate made) reaches the terminal escaped: control, format and bidirectional characters
+/// shown as `\u{…}` (`scopebox_terminal::escape`), the same as everywhere else.
 fn sanitize(line: &str) -> String {
-    line.chars()
-        .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
-        .collect()
+    scopebox_terminal::escape(line).into_owned()
 }
 
 #[cfg(test)]
@@ -261,7 +261,7 @@ mod tests {
             vec![
                 "  [ 1/12] pass  a  (1.5 ms)",
                 "  [ 2/12] FAIL  b  (0.0 ms)",
-                "  runner: hello?[31m",
+                "  runner: hello\\u{1b}[31m",
                 "  [ 3/12] pass  c  (0.0 ms)",
             ]
         );
@@ -312,5 +312,16 @@ mod tests {
         assert!(!String::from_utf8(plain.into_inner())
             .unwrap()
             .contains('\x1b'));
+    }
+
+    #[test]
+    fn what_the_runner_quotes_from_the_candidate_reaches_the_terminal_escaped() {
+        let mut p = Progress::shown(1, Vec::new(), Display::Lines, None, false);
+        p.feed("  fixture /work/\u{1b}]0;pwned\u{7}red\u{202e}txt added\n".as_bytes());
+        let text = String::from_utf8(p.into_inner()).unwrap();
+        assert_eq!(
+            text,
+            "  runner:   fixture /work/\\u{1b}]0;pwned\\u{7}red\\u{202e}txt added\n"
+        );
     }
 }

@@ -139,6 +139,18 @@ fn assert_caught(attack: &str, reason: &str, checks: &[&str]) {
     let (archive, digest) = hostile_archive(dir.path(), attack);
     let judged = run_candidate(dir.path(), Some((&archive, &digest)));
     assert_eq!(judged.code, 1, "{attack}: {}", judged.stderr);
+    // Whatever the candidate named or printed reaches the terminal escaped: no control
+    // character but the line break on the orchestrator's stderr.
+    let raw: Vec<char> = judged
+        .stderr
+        .chars()
+        .filter(|&c| c != '\n' && c != '\\' && scopebox_terminal::needs_escape(c))
+        .collect();
+    assert!(
+        raw.is_empty(),
+        "{attack}: raw {raw:?} on stderr: {}",
+        judged.stderr
+    );
     assert_eq!(judged.case_failures.len(), CASES);
     // The orchestrator's own judging fails every case too, not only the runner's and the
     // verifier's.
@@ -203,6 +215,14 @@ pub fn a_canary_leaked_base64_encoded_in_an_extra_json_field_is_caught() {
 pub fn a_canary_written_to_a_file_in_tmp_and_deleted_is_caught_by_the_witness() {
     assert_caught(
         "tmp-file-canary",
+        "witness: opened for writing",
+        &WITNESS_CHECKS,
+    );
+}
+
+pub fn a_file_named_with_terminal_escapes_is_caught_and_never_printed_raw() {
+    assert_caught(
+        "escape-names",
         "witness: opened for writing",
         &WITNESS_CHECKS,
     );

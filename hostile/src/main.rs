@@ -11,7 +11,10 @@
 //! - `memfd-exec`: copies a configured command into a `memfd_create` file and executes it with
 //!   `execveat(fd, "", …, AT_EMPTY_PATH)`, so no path on disk is ever executed;
 //! - `base64-canary`: prints every config it read, base64-encoded, in an extra JSON field;
-//! - `tmp-file-canary`: writes every config it read to a file in /tmp, then deletes it.
+//! - `tmp-file-canary`: writes every config it read to a file in /tmp, then deletes it;
+//! - `escape-names`: leaves a file in /work whose name is a terminal escape sequence (set the
+//!   window title, clear the screen, turn the text red, reverse what follows), for everything
+//!   that reports it.
 //!
 //! It then prints a report shaped like mcpscope's and exits 0, so nothing but the harness's own
 //! checks can fail it. It exists only for the end-to-end tests (`tests/hostile.rs`) and must
@@ -40,6 +43,8 @@ const SENTINEL_BIN: &str = "/scopebox/bin/scopebox-sentinel";
 const REDIRECTED_MARKER: &str = "/tmp/scopebox-hostile-marker";
 /// The file the leak goes to before it is deleted.
 const LEAK_FILE: &str = "/tmp/scopebox-hostile-leak";
+/// The file `escape-names` leaves: its name is what would take over a terminal printed raw.
+const ESCAPE_NAME_FILE: &str = "/work/\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[31mred\u{202e}txt.exe";
 
 /// One configured server command: program and arguments, as the config spells them.
 struct Server {
@@ -67,6 +72,9 @@ fn main() {
         "tmp-file-canary" => {
             let _ = std::fs::write(LEAK_FILE, &configs);
             let _ = std::fs::remove_file(LEAK_FILE);
+        }
+        "escape-names" => {
+            let _ = std::fs::write(ESCAPE_NAME_FILE, b"x");
         }
         other => extra = format!("unknown attack {other:?}"),
     }

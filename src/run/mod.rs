@@ -10,6 +10,7 @@
 //! side, and write the one receipt bundle. Ctrl-C is raced against every
 //! step. It sequences; the steps themselves live in their own modules.
 
+mod closing;
 mod lifecycle;
 
 pub use lifecycle::{
@@ -1033,95 +1034,40 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     } else {
         Outcome::Failed
     };
-    const SHOWN: usize = 12;
-    let verdict = match outcome {
-        Outcome::Passed => "PASSED",
-        Outcome::Failed => "FAILED",
-        Outcome::TimedOut => "TIMED OUT",
-        Outcome::Interrupted => "INTERRUPTED",
+    let closing = closing::Closing {
+        outcome,
+        interrupted: any_interrupted,
+        platforms: receipt
+            .platforms
+            .iter()
+            .zip(&conclusions)
+            .map(|(run, conclusion)| closing::PlatformClosing {
+                platform: run.platform.name(),
+                emulated: run.emulated,
+                passed: conclusion.passed,
+                total: conclusion.total,
+                problems: &conclusion.problems,
+                boundary_met: run.boundary.applied_meets_policy
+                    && run.boundary.observed_meets_policy,
+                controls_ok: scopebox_schema::judge::control_failures(&run.controls).is_empty(),
+                cleaned_up: run.cleanup.container_removed && run.cleanup.volume_removed,
+            })
+            .collect(),
+        not_covered: receipt
+            .not_covered
+            .iter()
+            .map(|n| n.platform.name())
+            .collect(),
+        cases_passed: receipt.summary.cases_passed,
+        cases: receipt.summary.cases,
+        bundle: &out,
+        seconds: clock.elapsed().as_secs_f64(),
+        verification: &verification,
     };
-    for (run, conclusion) in receipt.platforms.iter().zip(&conclusions) {
-        let cleanup = if run.cleanup.container_removed && run.cleanup.volume_removed {
-            "done"
-        } else {
-            "INCOMPLETE"
-        };
-        let emulated = if run.emulated { " (emulated)" } else { "" };
-        if any_interrupted {
-            // After Ctrl-C everything downstream of the export is missing by design: the
-            // boundary and the controls were not judged, so they are not reported as failing.
-            eprintln!(
-                "scopebox: {}{emulated}: interrupted: evidence not exported ({}/{} cases reported before Ctrl-C), cleanup {cleanup}",
-                run.platform, conclusion.passed, conclusion.total,
-            );
-            continue;
-        }
-        for problem in conclusion.problems.iter().take(SHOWN) {
-            eprintln!("  problem ({}): {problem}", run.platform);
-        }
-        if conclusion.problems.len() > SHOWN {
-            eprintln!(
-                "  … and {} more on {} (see the receipt)",
-                conclusion.problems.len() - SHOWN,
-                run.platform
-            );
-        }
-        eprintln!(
-            "scopebox: {}{emulated}: {}/{} cases passed, boundary {}, controls {}, cleanup {cleanup}",
-            run.platform,
-            conclusion.passed,
-            conclusion.total,
-            if run.boundary.applied_meets_policy && run.boundary.observed_meets_policy {
-                "met"
-            } else {
-                "NOT met"
-            },
-            if scopebox_schema::judge::control_failures(&run.controls).is_empty() {
-                "ok"
-            } else {
-                "FAILED"
-            },
-        );
+    for line in closing.lines() {
+        eprintln!("{line}");
     }
-    let covered_text = receipt
-        .platforms
-        .iter()
-        .map(|p| p.platform.name())
-        .collect::<Vec<_>>()
-        .join(" + ");
-    let not_covered_text: String = receipt
-        .not_covered
-        .iter()
-        .map(|n| format!("; {} NOT COVERED", n.platform))
-        .collect();
-    eprintln!(
-        "scopebox: {verdict}: {covered_text}{not_covered_text} — {}/{} cases passed — bundle {} ({:.1} s)",
-        receipt.summary.cases_passed,
-        receipt.summary.cases,
-        out.display(),
-        clock.elapsed().as_secs_f64()
-    );
     let receipt_path = out.join(scopebox_schema::receipt::RECEIPT_FILE);
-    match &verification {
-        _ if any_interrupted => eprintln!(
-            "scopebox: receipt {} records the interruption; it is not evidence of a run",
-            receipt_path.display()
-        ),
-        Ok(report) if report.verified => eprintln!(
-            "scopebox: receipt {} — verified: all {} checks of scopebox-verify passed",
-            receipt_path.display(),
-            report.checks.len()
-        ),
-        Ok(report) => eprintln!(
-            "scopebox: receipt {} — NOT verified: scopebox-verify rejected it ({})",
-            receipt_path.display(),
-            report.failed_ids().join(", ")
-        ),
-        Err(e) => eprintln!(
-            "scopebox: receipt {} — NOT verified: the bundle could not be read back ({e})",
-            receipt_path.display()
-        ),
-    }
     if args.json {
         let platforms: Vec<serde_json::Value> = receipt
             .platforms

@@ -1,0 +1,211 @@
+//! The run's closing report on stderr: per platform its cases, boundary, controls and cleanup
+//! (or its interruption) with the first of its problems, then the verdict with the bundle, then
+//! whether the receipt verified — rendered from values into lines the caller prints. Every
+//! problem and failed check may quote what the candidate named or printed (a file it left, a
+//! path it opened), so all such text is escaped for the terminal here, once. This module must
+//! never decide an outcome or a verdict: it renders the ones it is given.
+
+use crate::exit::Outcome;
+use scopebox_receipts::verify::{BundleError, Report};
+use scopebox_terminal::escape;
+use std::path::Path;
+
+/// Problems shown per platform; the rest are counted (the receipt has them all).
+pub const SHOWN_PROBLEMS: usize = 12;
+
+/// One platform's part of the closing report.
+pub struct PlatformClosing<'a> {
+    pub platform: &'a str,
+    pub emulated: bool,
+    pub passed: usize,
+    pub total: usize,
+    pub problems: &'a [String],
+    pub boundary_met: bool,
+    pub controls_ok: bool,
+    pub cleaned_up: bool,
+}
+
+/// Everything the closing report says.
+pub struct Closing<'a> {
+    pub outcome: Outcome,
+    /// Ctrl-C ended the run: the evidence was not exported.
+    pub interrupted: bool,
+    pub platforms: Vec<PlatformClosing<'a>>,
+    /// The platforms not covered, by name.
+    pub not_covered: Vec<&'a str>,
+    pub cases_passed: usize,
+    pub cases: usize,
+    pub bundle: &'a Path,
+    pub seconds: f64,
+    pub verification: &'a Result<Report, BundleError>,
+}
+
+impl Closing<'_> {
+    /// The report's lines, in order, each ready to print.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for p in &self.platforms {
+            let cleanup = if p.cleaned_up { "done" } else { "INCOMPLETE" };
+            let emulated = if p.emulated { " (emulated)" } else { "" };
+            if self.interrupted {
+                // After Ctrl-C everything downstream of the export is missing by design: the
+                // boundary and the controls were not judged, so they are not reported failing.
+                lines.push(format!(
+                    "scopebox: {}{emulated}: interrupted: evidence not exported ({}/{} cases reported before Ctrl-C), cleanup {cleanup}",
+                    p.platform, p.passed, p.total,
+                ));
+                continue;
+            }
+            for problem in p.problems.iter().take(SHOWN_PROBLEMS) {
+                lines.push(format!("  problem ({}): {}", p.platform, escape(problem)));
+            }
+            if p.problems.len() > SHOWN_PROBLEMS {
+                lines.push(format!(
+                    "  … and {} more on {} (see the receipt)",
+                    p.problems.len() - SHOWN_PROBLEMS,
+                    p.platform
+                ));
+            }
+            lines.push(format!(
+                "scopebox: {}{emulated}: {}/{} cases passed, boundary {}, controls {}, cleanup {cleanup}",
+                p.platform,
+                p.passed,
+                p.total,
+                if p.boundary_met { "met" } else { "NOT met" },
+                if p.controls_ok { "ok" } else { "FAILED" },
+            ));
+        }
+        let verdict = match self.outcome {
+            Outcome::Passed => "PASSED",
+            Outcome::Failed => "FAILED",
+            Outcome::TimedOut => "TIMED OUT",
+            Outcome::Interrupted => "INTERRUPTED",
+        };
+        let covered: Vec<&str> = self.platforms.iter().map(|p| p.platform).collect();
+        let not_covered: String = self
+            .not_covered
+            .iter()
+            .map(|n| format!("; {n} NOT COVERED"))
+            .collect();
+        let bundle = self.bundle.display().to_string();
+        lines.push(format!(
+            "scopebox: {verdict}: {}{not_covered} — {}/{} cases passed — bundle {} ({:.1} s)",
+            covered.join(" + "),
+            self.cases_passed,
+            self.cases,
+            escape(&bundle),
+            self.seconds
+        ));
+        let receipt = self.bundle.join(scopebox_schema::receipt::RECEIPT_FILE);
+        let receipt = receipt.display().to_string();
+        let receipt = escape(&receipt);
+        lines.push(match self.verification {
+            _ if self.interrupted => format!(
+                "scopebox: receipt {receipt} records the interruption; it is not evidence of a run"
+            ),
+            Ok(report) if report.verified => format!(
+                "scopebox: receipt {receipt} — verified: all {} checks of scopebox-verify passed",
+                report.checks.len()
+            ),
+            Ok(report) => format!(
+                "scopebox: receipt {receipt} — NOT verified: scopebox-verify rejected it ({})",
+                escape(&report.failed_ids().join(", "))
+            ),
+            Err(e) => format!(
+                "scopebox: receipt {receipt} — NOT verified: the bundle could not be read back ({})",
+                escape(&e.to_string())
+            ),
+        });
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scopebox_receipts::verify::BundleErrorKind;
+
+    const HOSTILE: &str = "case c: fixture /work/\u{1b}]0;pwned\u{7}\u{1b}[2Jred added";
+
+    fn platform<'a>(name: &'a str, problems: &'a [String]) -> PlatformClosing<'a> {
+        PlatformClosing {
+            platform: name,
+            emulated: false,
+            passed: 1,
+            total: 2,
+            problems,
+            boundary_met: true,
+            controls_ok: true,
+            cleaned_up: true,
+        }
+    }
+
+    fn unreadable() -> Result<Report, BundleError> {
+        Err(BundleError::new("/b", BundleErrorKind::NoReceipt))
+    }
+
+    fn closing<'a>(
+        platforms: Vec<PlatformClosing<'a>>,
+        verification: &'a Result<Report, BundleError>,
+    ) -> Closing<'a> {
+        Closing {
+            outcome: Outcome::Failed,
+            interrupted: false,
+            platforms,
+            not_covered: vec!["linux/arm64"],
+            cases_passed: 1,
+            cases: 2,
+            bundle: Path::new("out/runs/\u{1b}[31mrun"),
+            seconds: 1.25,
+            verification,
+        }
+    }
+
+    #[test]
+    fn what_the_candidate_named_is_escaped_and_every_line_stays_one_line() {
+        let problems = vec![HOSTILE.to_string()];
+        let verification = unreadable();
+        let lines = closing(vec![platform("linux/amd64", &problems)], &verification).lines();
+        assert_eq!(
+            lines[0],
+            "  problem (linux/amd64): case c: fixture /work/\\u{1b}]0;pwned\\u{7}\\u{1b}[2Jred added"
+        );
+        for line in &lines {
+            assert!(
+                !line
+                    .chars()
+                    .any(|c| c != '\\' && scopebox_terminal::needs_escape(c)),
+                "{line:?}"
+            );
+        }
+        assert_eq!(
+            lines[2],
+            "scopebox: FAILED: linux/amd64; linux/arm64 NOT COVERED — 1/2 cases passed — bundle out/runs/\\u{1b}[31mrun (1.2 s)"
+        );
+        assert!(lines[3].contains("NOT verified: the bundle could not be read back"));
+    }
+
+    #[test]
+    fn problems_past_the_shown_ones_are_counted_not_printed() {
+        let problems: Vec<String> = (0..SHOWN_PROBLEMS + 3).map(|i| format!("p{i}")).collect();
+        let verification = unreadable();
+        let lines = closing(vec![platform("linux/amd64", &problems)], &verification).lines();
+        let shown = lines.iter().filter(|l| l.starts_with("  problem")).count();
+        assert_eq!(shown, SHOWN_PROBLEMS);
+        assert!(lines.contains(&"  … and 3 more on linux/amd64 (see the receipt)".to_string()));
+    }
+
+    #[test]
+    fn an_interrupted_platform_reports_no_judgement_and_the_receipt_says_so() {
+        let problems = vec![HOSTILE.to_string()];
+        let verification = unreadable();
+        let mut c = closing(vec![platform("linux/amd64", &problems)], &verification);
+        c.interrupted = true;
+        c.outcome = Outcome::Interrupted;
+        let lines = c.lines();
+        assert_eq!(lines.len(), 3, "{lines:#?}");
+        assert!(lines[0].contains("interrupted: evidence not exported (1/2 cases"));
+        assert!(lines[1].starts_with("scopebox: INTERRUPTED: linux/amd64"));
+        assert!(lines[2].ends_with("records the interruption; it is not evidence of a run"));
+    }
+}
