@@ -2,11 +2,15 @@
 //! `--junit FILE`, beside it). One test suite per platform that ran — a test case per matrix
 //! case, one per control, and one for the platform as a whole (boundary, cleanup, execution,
 //! verification) — and one skipped test case per platform not covered. Serialized with
-//! `quick-junit`. It only restates the receipt's verdicts; it never judges.
+//! `quick-junit`. It only restates the receipt's verdicts; it never judges. A problem may quote
+//! what the candidate named (a file it left): such text goes in escaped (`\u{1b}`,
+//! `\u{202e}`), so a CI page shows it as it is instead of quick-junit stripping its escape
+//! sequences and passing its bidirectional overrides through.
 
 use crate::receipt::Conclusion;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use scopebox_schema::receipt::{NotCovered, PlatformRun};
+use scopebox_terminal::escape;
 use std::time::Duration;
 
 /// The bundle file name (`docs/receipt-v2.md`).
@@ -45,7 +49,14 @@ pub fn report(
         } else {
             failure(
                 &format!("{} problem(s)", conclusion.problems.len()),
-                Some(conclusion.problems.join("\n")),
+                Some(
+                    conclusion
+                        .problems
+                        .iter()
+                        .map(|p| escape(p))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
             )
         };
         let mut whole = case(&format!("platform {platform}"), platform, overall);
@@ -65,7 +76,7 @@ pub fn report(
             let status = if failures.is_empty() {
                 TestCaseStatus::success()
             } else {
-                failure(&failures.join("; "), None)
+                failure(&escape(&failures.join("; ")), None)
             };
             suite.add_test_case(case(name, &format!("{platform}.controls"), status));
         }
@@ -89,7 +100,7 @@ pub fn report(
         let platform = n.platform.name();
         let mut suite = TestSuite::new(platform);
         let mut status = TestCaseStatus::skipped();
-        status.set_message(format!("not covered: {}", n.reason));
+        status.set_message(format!("not covered: {}", escape(&n.reason)));
         suite.add_test_case(case(&format!("platform {platform}"), platform, status));
         report.add_test_suite(suite);
     }

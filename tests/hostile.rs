@@ -70,6 +70,7 @@ fn hostile_archive(dir: &Path, attack: &str) -> (PathBuf, String) {
 struct Judged {
     code: i32,
     stderr: String,
+    junit: String,
     case_failures: Vec<(String, Vec<String>)>,
     receipt_verdicts: Vec<String>,
     report: Report,
@@ -116,6 +117,7 @@ fn run_candidate(dir: &Path, candidate: Option<(&Path, &str)>) -> Judged {
     Judged {
         code: out.code,
         stderr: out.stderr,
+        junit: std::fs::read_to_string(bundle.join("junit.xml")).expect("junit.xml"),
         case_failures,
         receipt_verdicts,
         report,
@@ -133,24 +135,22 @@ fn failures_of<'a>(report: &'a Report, check: &str) -> &'a [String] {
 }
 
 /// Runs `attack` and asserts the run and the bundle fail: exit 1, every case names `reason`,
-/// and each of the verifier's `checks` fails naming it too.
-fn assert_caught(attack: &str, reason: &str, checks: &[&str]) {
+/// and each of the verifier's `checks` fails naming it too. What the run left, for more.
+fn assert_caught(attack: &str, reason: &str, checks: &[&str]) -> Judged {
     let dir = tempdir();
     let (archive, digest) = hostile_archive(dir.path(), attack);
     let judged = run_candidate(dir.path(), Some((&archive, &digest)));
     assert_eq!(judged.code, 1, "{attack}: {}", judged.stderr);
     // Whatever the candidate named or printed reaches the terminal escaped: no control
     // character but the line break on the orchestrator's stderr.
-    let raw: Vec<char> = judged
-        .stderr
-        .chars()
-        .filter(|&c| c != '\n' && c != '\\' && scopebox_terminal::needs_escape(c))
-        .collect();
-    assert!(
-        raw.is_empty(),
-        "{attack}: raw {raw:?} on stderr: {}",
-        judged.stderr
-    );
+    // Nor on the bundle's JUnit report, which CI pages render.
+    for (what, text) in [("stderr", &judged.stderr), ("junit.xml", &judged.junit)] {
+        let raw: Vec<char> = text
+            .chars()
+            .filter(|&c| c != '\n' && c != '\\' && scopebox_terminal::needs_escape(c))
+            .collect();
+        assert!(raw.is_empty(), "{attack}: raw {raw:?} in {what}: {text}");
+    }
     assert_eq!(judged.case_failures.len(), CASES);
     // The orchestrator's own judging fails every case too, not only the runner's and the
     // verifier's.
@@ -169,6 +169,7 @@ fn assert_caught(attack: &str, reason: &str, checks: &[&str]) {
             "{attack}: {check} does not name {reason:?}: {failed:#?}"
         );
     }
+    judged
 }
 
 /// The verifier's checks a witnessed attack must fail: the re-derived verdicts, and the
@@ -221,11 +222,18 @@ pub fn a_canary_written_to_a_file_in_tmp_and_deleted_is_caught_by_the_witness() 
 }
 
 pub fn a_file_named_with_terminal_escapes_is_caught_and_never_printed_raw() {
-    assert_caught(
+    let judged = assert_caught(
         "escape-names",
         "witness: opened for writing",
         &WITNESS_CHECKS,
     );
+    // Shown, not stripped: the name is there to read, escape by escape.
+    for (what, text) in [("stderr", &judged.stderr), ("junit.xml", &judged.junit)] {
+        assert!(
+            text.contains(r"/work/\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[31mred\u{202e}txt.exe"),
+            "{what}: {text}"
+        );
+    }
 }
 
 pub fn the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies() {
