@@ -181,8 +181,16 @@ static SUMMARY_PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 /// that already answered is never followed by a second object.
 pub fn print_summary(summary: &serde_json::Value) {
     if !SUMMARY_PRINTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
-        println!("{summary}");
+        print!("{}", summary_line(summary));
     }
+}
+
+/// The summary as one line of JSON that is safe on a terminal too: a problem may quote what
+/// the candidate named, and JSON allows bidirectional overrides and other format characters
+/// raw, so they are written as `\uXXXX` escapes (a reader gets the same strings back).
+pub fn summary_line(summary: &serde_json::Value) -> String {
+    scopebox_receipts::verify::report::to_json_line(summary)
+        .unwrap_or_else(|_| format!("{summary}\n"))
 }
 
 /// Print an error (with its causes and hint) on stderr and return the exit code. With `json`,
@@ -311,6 +319,28 @@ pub fn render(e: &CommandError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_is_one_terminal_safe_line_that_reads_back_exactly() {
+        let summary = serde_json::json!({
+            "problems": ["fixture /work/\u{1b}]0;pwned\u{7}red\u{202e}txt added"],
+            "bundle": "out/runs/\u{200b}x",
+        });
+        let line = summary_line(&summary);
+        assert!(
+            line.ends_with('\n') && line.lines().count() == 1,
+            "{line:?}"
+        );
+        assert!(
+            !line
+                .chars()
+                .any(|c| c != '\\' && c != '\n' && scopebox_terminal::needs_escape(c)),
+            "{line:?}"
+        );
+        assert!(line.contains(r"red\u202etxt"), "{line}");
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, summary);
+    }
 
     #[test]
     fn each_outcome_has_its_documented_code() {

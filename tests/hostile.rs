@@ -70,6 +70,8 @@ fn hostile_archive(dir: &Path, attack: &str) -> (PathBuf, String) {
 struct Judged {
     code: i32,
     stderr: String,
+    /// The `--json` summary.
+    stdout: String,
     junit: String,
     case_failures: Vec<(String, Vec<String>)>,
     receipt_verdicts: Vec<String>,
@@ -117,6 +119,7 @@ fn run_candidate(dir: &Path, candidate: Option<(&Path, &str)>) -> Judged {
     Judged {
         code: out.code,
         stderr: out.stderr,
+        stdout: out.stdout,
         junit: std::fs::read_to_string(bundle.join("junit.xml")).expect("junit.xml"),
         case_failures,
         receipt_verdicts,
@@ -143,8 +146,13 @@ fn assert_caught(attack: &str, reason: &str, checks: &[&str]) -> Judged {
     assert_eq!(judged.code, 1, "{attack}: {}", judged.stderr);
     // Whatever the candidate named or printed reaches the terminal escaped: no control
     // character but the line break on the orchestrator's stderr.
-    // Nor on the bundle's JUnit report, which CI pages render.
-    for (what, text) in [("stderr", &judged.stderr), ("junit.xml", &judged.junit)] {
+    // Nor in the `--json` summary (JSON lets format characters through raw) or the bundle's
+    // JUnit report, which CI pages render.
+    for (what, text) in [
+        ("stderr", &judged.stderr),
+        ("stdout", &judged.stdout),
+        ("junit.xml", &judged.junit),
+    ] {
         let raw: Vec<char> = text
             .chars()
             .filter(|&c| c != '\n' && c != '\\' && scopebox_terminal::needs_escape(c))

@@ -179,11 +179,20 @@ pub fn render_error(error: &BundleError) -> String {
 /// format characters, which JSON allows raw) is written as a `\uXXXX` escape (a surrogate
 /// pair above U+FFFF). A JSON reader gets exactly the same strings back.
 pub fn to_json_text<T: Serialize>(value: &T) -> serde_json::Result<String> {
+    to_json_with(value, serde_json::ser::PrettyFormatter::new())
+}
+
+/// The same on one line (serde_json's compact form), for a command's one-line summary object.
+pub fn to_json_line<T: Serialize>(value: &T) -> serde_json::Result<String> {
+    to_json_with(value, serde_json::ser::CompactFormatter)
+}
+
+fn to_json_with<T: Serialize, F: serde_json::ser::Formatter>(
+    value: &T,
+    formatter: F,
+) -> serde_json::Result<String> {
     let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(
-        &mut out,
-        TerminalSafe(serde_json::ser::PrettyFormatter::new()),
-    );
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, TerminalSafe(formatter));
     value.serialize(&mut ser)?;
     out.push(b'\n');
     // serde_json writes UTF-8 only.
