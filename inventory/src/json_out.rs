@@ -2,9 +2,15 @@
 //! output is byte-identical to `serde_json::ser::PrettyFormatter` (two-space
 //! indent), but which writes each newline-plus-indent in one call instead of
 //! one call per level. A 15,000-server document is ~7 MB; this keeps it
-//! within the time budget.
+//! within the time budget. It also keeps the document safe on a terminal: a
+//! character `scopebox_terminal::needs_escape` names inside a string (a DEL,
+//! a C1 control, a bidirectional override, a zero-width or other format
+//! character — JSON allows them raw, and a server name from a config file can
+//! hold any) is written as a `\uXXXX` escape, so a reader gets the very same
+//! string back and a terminal shows it instead of obeying it.
 //!
-//! It must never parse input (see `json.rs`) and never change the document.
+//! It must never parse input (see `json.rs`) and never change the document's
+//! values.
 
 use std::io::{self, Write};
 
@@ -98,6 +104,31 @@ impl Formatter for Pretty {
         self.has_value = true;
         Ok(())
     }
+
+    /// A run of a string that serde_json needs no escape for (it escapes `"`, `\` and C0
+    /// controls itself): written as is unless it holds a terminal-unsafe character.
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        // Printable ASCII needs nothing: the common case, two word-at-a-time scans.
+        if fragment.is_ascii() && !fragment.as_bytes().contains(&0x7f) {
+            return w.write_all(fragment.as_bytes());
+        }
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if scopebox_terminal::needs_escape(c) {
+                w.write_all(&fragment.as_bytes()[start..i])?;
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    write!(w, "\\u{unit:04x}")?;
+                }
+                start = i + c.len_utf8();
+            }
+        }
+        w.write_all(&fragment.as_bytes()[start..])
+    }
 }
 
 /// `value` as pretty JSON (two-space indent) with a final newline.
@@ -153,6 +184,27 @@ impl<W: Write + ?Sized> Write for Chunked<'_, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_unsafe_characters_are_escaped_and_read_back_the_same() {
+        let name = "a\u{202e}b\u{7f}c\u{200b}d\u{85}e é 😀 \u{e000}";
+        let v = serde_json::json!({ name: [name] });
+        let text = pretty(&v, 0);
+        assert_eq!(
+            text.matches(r"a\u202eb\u007fc\u200bd\u0085e é 😀 \ue000")
+                .count(),
+            2,
+            "{text}"
+        );
+        assert!(
+            !text
+                .chars()
+                .any(|c| c != '\\' && c != '\n' && scopebox_terminal::needs_escape(c)),
+            "{text:?}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
+    }
 
     #[test]
     fn identical_to_serde_json_pretty() {
