@@ -331,12 +331,7 @@ mod tests {
             line.ends_with('\n') && line.lines().count() == 1,
             "{line:?}"
         );
-        assert!(
-            !line
-                .chars()
-                .any(|c| c != '\\' && c != '\n' && scopebox_terminal::needs_escape(c)),
-            "{line:?}"
-        );
+        assert!(scopebox_terminal::obeyed(&line).is_empty(), "{line:?}");
         assert!(line.contains(r"red\u202etxt"), "{line}");
         let back: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(back, summary);

@@ -153,10 +153,7 @@ fn assert_caught(attack: &str, reason: &str, checks: &[&str]) -> Judged {
         ("stdout", &judged.stdout),
         ("junit.xml", &judged.junit),
     ] {
-        let raw: Vec<char> = text
-            .chars()
-            .filter(|&c| c != '\n' && c != '\\' && scopebox_terminal::needs_escape(c))
-            .collect();
+        let raw = scopebox_terminal::obeyed(text);
         assert!(raw.is_empty(), "{attack}: raw {raw:?} in {what}: {text}");
     }
     assert_eq!(judged.case_failures.len(), CASES);

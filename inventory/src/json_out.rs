@@ -105,29 +105,14 @@ impl Formatter for Pretty {
         Ok(())
     }
 
-    /// A run of a string that serde_json needs no escape for (it escapes `"`, `\` and C0
-    /// controls itself): written as is unless it holds a terminal-unsafe character.
+    /// A run of a string that serde_json needs no escape for: terminal-unsafe characters as
+    /// `\uXXXX` (`scopebox_terminal::write_json_fragment`).
     fn write_string_fragment<W: ?Sized + Write>(
         &mut self,
         w: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        // Printable ASCII needs nothing: the common case, two word-at-a-time scans.
-        if fragment.is_ascii() && !fragment.as_bytes().contains(&0x7f) {
-            return w.write_all(fragment.as_bytes());
-        }
-        let mut start = 0;
-        for (i, c) in fragment.char_indices() {
-            if scopebox_terminal::needs_escape(c) {
-                w.write_all(&fragment.as_bytes()[start..i])?;
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    write!(w, "\\u{unit:04x}")?;
-                }
-                start = i + c.len_utf8();
-            }
-        }
-        w.write_all(&fragment.as_bytes()[start..])
+        scopebox_terminal::write_json_fragment(w, fragment)
     }
 }
 
@@ -196,12 +181,7 @@ mod tests {
             2,
             "{text}"
         );
-        assert!(
-            !text
-                .chars()
-                .any(|c| c != '\\' && c != '\n' && scopebox_terminal::needs_escape(c)),
-            "{text:?}"
-        );
+        assert!(scopebox_terminal::obeyed(&text).is_empty(), "{text:?}");
         let back: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back, v);
     }

@@ -99,6 +99,41 @@ pub fn needs_escape(c: char) -> bool {
     )
 }
 
+/// The characters of `text` a terminal would act on instead of showing: those [`escape`] would
+/// change, other than the backslash (which it only doubles) and the line break. Empty for what
+/// [`escape`] or [`escape_lines`] produced; what a test of printed output asserts.
+pub fn obeyed(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| c != '\\' && c != '\n' && needs_escape(c))
+        .collect()
+}
+
+/// Writes `fragment`, a run of a JSON string that needs no JSON escape (`serde_json` escapes
+/// `"`, `\\` and C0 controls itself), with every character [`needs_escape`] names as a
+/// `\uXXXX` escape (a surrogate pair above U+FFFF): the very same string for a JSON reader,
+/// shown rather than obeyed on a terminal. For a `serde_json` formatter's
+/// `write_string_fragment`; printable ASCII takes a fast path.
+pub fn write_json_fragment<W: std::io::Write + ?Sized>(
+    w: &mut W,
+    fragment: &str,
+) -> std::io::Result<()> {
+    if fragment.is_ascii() && !fragment.as_bytes().contains(&0x7f) {
+        return w.write_all(fragment.as_bytes());
+    }
+    let mut start = 0;
+    for (i, c) in fragment.char_indices() {
+        if needs_escape(c) {
+            w.write_all(&fragment.as_bytes()[start..i])?;
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(w, "\\u{unit:04x}")?;
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    w.write_all(&fragment.as_bytes()[start..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,5 +214,25 @@ mod tests {
     fn invalid_utf8_bytes_are_shown_as_hex() {
         assert_eq!(escape_bytes(b"ok"), "ok");
         assert_eq!(escape_bytes(b"a\xffb\x1b"), "a\\x{ff}b\\u{1b}");
+    }
+
+    #[test]
+    fn obeyed_names_what_a_terminal_would_act_on_and_nothing_escape_leaves() {
+        let text = "ok\n\u{1b}[2J é \\ \u{202e}\u{7f}\u{200b}";
+        assert_eq!(obeyed(text), ['\u{1b}', '\u{202e}', '\u{7f}', '\u{200b}']);
+        assert!(obeyed(&escape_lines(text)).is_empty());
+        assert!(obeyed("plain, ünïcödé — 日本語 \\ \n").is_empty());
+    }
+
+    #[test]
+    fn json_fragments_escape_what_needs_it_and_read_back_the_same() {
+        let mut out = Vec::new();
+        write_json_fragment(&mut out, "a\u{202e}b\u{7f}c é 😀 \u{e000}\u{e0001}").unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text, r"a\u202eb\u007fc é 😀 \ue000\udb40\udc01");
+        assert!(obeyed(&text).is_empty());
+        let mut plain = Vec::new();
+        write_json_fragment(&mut plain, "server-00001 npx").unwrap();
+        assert_eq!(plain, b"server-00001 npx");
     }
 }

@@ -209,19 +209,7 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for TerminalSafe<
         writer: &mut W,
         fragment: &str,
     ) -> std::io::Result<()> {
-        let mut start = 0;
-        for (i, c) in fragment.char_indices() {
-            // The backslash itself is never inside a fragment (serde_json escapes it).
-            if c != '\\' && scopebox_terminal::needs_escape(c) {
-                writer.write_all(&fragment.as_bytes()[start..i])?;
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    write!(writer, "\\u{:04x}", unit)?;
-                }
-                start = i + c.len_utf8();
-            }
-        }
-        writer.write_all(&fragment.as_bytes()[start..])
+        scopebox_terminal::write_json_fragment(writer, fragment)
     }
 
     fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
@@ -274,12 +262,7 @@ mod tests {
             "k\u{202e}": ["\u{1b}[2J\u{9b}\u{200b}\u{feff}\u{1d173}\\ ok é"]
         });
         let text = to_json_text(&value).unwrap();
-        assert!(
-            !text
-                .chars()
-                .any(|c| c != '\\' && c != '\n' && scopebox_terminal::needs_escape(c)),
-            "{text}"
-        );
+        assert!(scopebox_terminal::obeyed(&text).is_empty(), "{text}");
         assert!(text.contains("\\u202e"), "{text}");
         assert!(
             text.contains("\\u009b\\u200b\\ufeff\\ud834\\udd73"),
