@@ -481,6 +481,28 @@ impl JudgedCase {
     }
 }
 
+/// Failures a case's problem quotes; the rest are counted (its record has every one). A
+/// problem is shown on the terminal, in `--json` and in junit.xml: a candidate that leaves
+/// 20,000 files must not make each of them megabytes long.
+pub const FAILURES_QUOTED: usize = 16;
+
+/// `failures` joined with "; ", at most `FAILURES_QUOTED` of them.
+fn listed(failures: &[String]) -> String {
+    let mut text = failures
+        .iter()
+        .take(FAILURES_QUOTED)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if failures.len() > FAILURES_QUOTED {
+        text.push_str(&format!(
+            "; … and {} more (see the record)",
+            failures.len() - FAILURES_QUOTED
+        ));
+    }
+    text
+}
+
 fn judge_case(bundle: &Path, shard_dir: &str, shared: &SharedInputs, case: &Case) -> JudgedCase {
     let case_dir = bundle
         .join(shard_dir)
@@ -514,12 +536,12 @@ fn judge_case(bundle: &Path, shard_dir: &str, shared: &SharedInputs, case: &Case
                     "case {}: re-judged {} ({}), the runner said {} ({})",
                     case.id,
                     pass_fail(verdict.pass),
-                    verdict.failures.join("; "),
+                    listed(&verdict.failures),
                     pass_fail(record.verdict.pass),
-                    record.verdict.failures.join("; "),
+                    listed(&record.verdict.failures),
                 ))
             } else if !verdict.pass {
-                Some(format!("case {}: {}", case.id, verdict.failures.join("; ")))
+                Some(format!("case {}: {}", case.id, listed(&verdict.failures)))
             } else {
                 None
             }
@@ -800,6 +822,19 @@ pub fn rfc3339(t: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_problem_quotes_the_first_failures_and_counts_the_rest() {
+        let failures: Vec<String> = (0..FAILURES_QUOTED + 4).map(|i| format!("f{i}")).collect();
+        let text = listed(&failures);
+        assert!(text.starts_with("f0; f1; "), "{text}");
+        assert!(
+            text.contains(&format!("f{}; … and 4 more", FAILURES_QUOTED - 1)),
+            "{text}"
+        );
+        assert!(!text.contains(&format!("f{FAILURES_QUOTED}")), "{text}");
+        assert_eq!(listed(&failures[..2]), "f0; f1");
+    }
     use std::time::Duration;
 
     /// Judged on several threads, in the items' order: the same results as one thread gives,

@@ -241,6 +241,21 @@ pub fn a_file_named_with_terminal_escapes_is_caught_and_never_printed_raw() {
     }
 }
 
+pub fn a_flood_of_files_is_caught_and_reported_within_bounds() {
+    // 5,000 files a case: each is a failure in its record (which keeps them all), but what is
+    // shown — the runner's progress, the closing problems, `--json`, junit.xml — quotes the
+    // first few and counts the rest.
+    let judged = assert_caught("file-flood", "witness: opened for writing", &WITNESS_CHECKS);
+    for (what, text) in [
+        ("stderr", &judged.stderr),
+        ("stdout", &judged.stdout),
+        ("junit.xml", &judged.junit),
+    ] {
+        assert!(text.len() < 256 * 1024, "{what}: {} bytes", text.len());
+        assert!(text.contains(" more (see the record)"), "{what}: {text}");
+    }
+}
+
 pub fn the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies() {
     let dir = tempdir();
     let judged = run_candidate(dir.path(), None);

@@ -224,9 +224,7 @@ fn run_matrix(
             if a.caught { "caught" } else { "NOT CAUGHT" }
         );
         if !a.caught {
-            for f in &a.failures {
-                let _ = writeln!(progress, "  {f}");
-            }
+            write_failures(progress, &a.failures);
         }
     }
     let positive = judge::positive_control(&positive_record);
@@ -286,9 +284,7 @@ fn run_matrix(
             if r.verdict.pass { "pass" } else { "fail" },
             r.duration_micros
         );
-        for f in &r.verdict.failures {
-            let _ = writeln!(progress, "  {f}");
-        }
+        write_failures(progress, &r.verdict.failures);
     }
     journal.finish()?;
     fixture::clear(layout)?;
@@ -325,6 +321,24 @@ fn run_matrix(
     } else {
         RunStatus::Failed
     })
+}
+
+/// Failures a progress line lists per case or control; the rest are counted (the record has
+/// every one): a candidate that leaves 20,000 files must not print 20,000 lines.
+pub const FAILURES_SHOWN: usize = 20;
+
+/// A case's or control's failures as progress lines, at most `FAILURES_SHOWN` of them.
+fn write_failures(progress: &mut dyn Write, failures: &[String]) {
+    for f in failures.iter().take(FAILURES_SHOWN) {
+        let _ = writeln!(progress, "  {f}");
+    }
+    if failures.len() > FAILURES_SHOWN {
+        let _ = writeln!(
+            progress,
+            "  … and {} more (see the record)",
+            failures.len() - FAILURES_SHOWN
+        );
+    }
 }
 
 /// Compiles the cases' canary search before the first fork, in the memory forks do not copy
@@ -498,5 +512,21 @@ mod tests {
             e.problems,
             ["schemaVersion is 2, expected 1", "matrix has no cases"]
         );
+    }
+
+    #[test]
+    fn progress_lists_the_first_failures_and_counts_the_rest() {
+        let failures: Vec<String> = (0..FAILURES_SHOWN + 5).map(|i| format!("f{i}")).collect();
+        let mut out = Vec::new();
+        write_failures(&mut out, &failures);
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().count(), FAILURES_SHOWN + 1, "{text}");
+        assert!(
+            text.ends_with("  … and 5 more (see the record)\n"),
+            "{text}"
+        );
+        let mut few = Vec::new();
+        write_failures(&mut few, &failures[..2]);
+        assert_eq!(String::from_utf8(few).unwrap(), "  f0\n  f1\n");
     }
 }

@@ -12,6 +12,8 @@
 //!   `execveat(fd, "", …, AT_EMPTY_PATH)`, so no path on disk is ever executed;
 //! - `base64-canary`: prints every config it read, base64-encoded, in an extra JSON field;
 //! - `tmp-file-canary`: writes every config it read to a file in /tmp, then deletes it;
+//! - `file-flood`: leaves 5,000 empty files with long names in /work (for the size of what
+//!   reports them);
 //! - `escape-names`: leaves a file in /work whose name is a terminal escape sequence (set the
 //!   window title, clear the screen, turn the text red, reverse what follows), for everything
 //!   that reports it.
@@ -72,6 +74,11 @@ fn main() {
         "tmp-file-canary" => {
             let _ = std::fs::write(LEAK_FILE, &configs);
             let _ = std::fs::remove_file(LEAK_FILE);
+        }
+        "file-flood" => {
+            for i in 0..5_000 {
+                let _ = std::fs::File::create(format!("/work/{}{i:05}", "f".repeat(200)));
+            }
         }
         "escape-names" => {
             let _ = std::fs::write(ESCAPE_NAME_FILE, b"x");
