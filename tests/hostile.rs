@@ -256,6 +256,64 @@ pub fn a_flood_of_files_is_caught_and_reported_within_bounds() {
     }
 }
 
+/// Runs `attack`, which takes the harness down instead of a case, and asserts the run fails
+/// closed: exit 1, no case passes in the receipt, the verifier rejects the bundle naming the
+/// runner's end in `check`, and nothing is left on the engine.
+fn assert_fails_closed(attack: &str, check: &str, reason: &str) {
+    let dir = tempdir();
+    let (archive, digest) = hostile_archive(dir.path(), attack);
+    let matrix = small_matrix(dir.path(), CASES);
+    let bundle = dir.path().join("bundle");
+    let out = run_matrix(
+        &bundle,
+        &matrix,
+        &[
+            "--platform",
+            "linux/amd64",
+            "--candidate",
+            archive.to_str().unwrap(),
+            "--expect-sha256",
+            &digest,
+        ],
+    );
+    assert_eq!(out.code, 1, "{attack}: {}", out.stderr);
+    assert!(
+        scopebox_terminal::obeyed(&out.stderr).is_empty(),
+        "{}",
+        out.stderr
+    );
+    let receipt: Receipt =
+        serde_json::from_slice(&std::fs::read(bundle.join(RECEIPT_FILE)).unwrap()).unwrap();
+    let run = receipt.platform(Platform::LinuxAmd64).unwrap();
+    let verdicts: Vec<&str> = run.cases.iter().map(|c| c.verdict.as_str()).collect();
+    assert_eq!(verdicts, vec!["fail"; CASES], "{attack}");
+    let report = verify_dir(&bundle, &Default::default()).expect("the bundle is readable");
+    assert!(!report.verified, "{attack}: the bundle verified");
+    let failed = failures_of(&report, check);
+    assert!(
+        failed.iter().any(|f| f.contains(reason)),
+        "{attack}: {check} does not name {reason:?}: {failed:#?}"
+    );
+    let id = &receipt.run_id;
+    assert!(crate::support::labelled(&format!("scopebox.run={id}")).is_empty());
+}
+
+pub fn a_candidate_that_kills_the_runner_fails_the_run_closed() {
+    assert_fails_closed(
+        "kill-runner",
+        "linux-amd64/execution.completed",
+        "the runner did not finish",
+    );
+}
+
+pub fn a_candidate_that_kills_the_witness_fails_the_run_closed() {
+    assert_fails_closed(
+        "kill-witness",
+        "linux-amd64/execution.completed",
+        "the runner did not finish",
+    );
+}
+
 pub fn the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies() {
     let dir = tempdir();
     let judged = run_candidate(dir.path(), None);

@@ -104,6 +104,8 @@ fn main() {
         Engine hostile::a_canary_written_to_a_file_in_tmp_and_deleted_is_caught_by_the_witness,
         Engine hostile::a_file_named_with_terminal_escapes_is_caught_and_never_printed_raw,
         Engine hostile::a_flood_of_files_is_caught_and_reported_within_bounds,
+        Engine hostile::a_candidate_that_kills_the_runner_fails_the_run_closed,
+        Engine hostile::a_candidate_that_kills_the_witness_fails_the_run_closed,
         Engine hostile::the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies,
     ];
     trials.push(libtest_mimic::Trial::test(

@@ -12,6 +12,8 @@
 //!   `execveat(fd, "", …, AT_EMPTY_PATH)`, so no path on disk is ever executed;
 //! - `base64-canary`: prints every config it read, base64-encoded, in an extra JSON field;
 //! - `tmp-file-canary`: writes every config it read to a file in /tmp, then deletes it;
+//! - `kill-runner`: kills its parent, the runner, with SIGKILL;
+//! - `kill-witness`: kills its grandparent, the kernel witness that supervises the runner;
 //! - `file-flood`: leaves 5,000 empty files with long names in /work (for the size of what
 //!   reports them);
 //! - `escape-names`: leaves a file in /work whose name is a terminal escape sequence (set the
@@ -75,6 +77,8 @@ fn main() {
             let _ = std::fs::write(LEAK_FILE, &configs);
             let _ = std::fs::remove_file(LEAK_FILE);
         }
+        "kill-runner" => kill(std::os::unix::process::parent_id() as i32),
+        "kill-witness" => kill(parent_of(std::os::unix::process::parent_id())),
         "file-flood" => {
             for i in 0..5_000 {
                 let _ = std::fs::File::create(format!("/work/{}{i:05}", "f".repeat(200)));
@@ -302,4 +306,25 @@ fn memfd_exec(servers: &[Server]) {
             libc::AT_EMPTY_PATH,
         );
     }
+}
+
+/// SIGKILL to `pid` (a process of the same user: no capability needed); never to a group or
+/// to everyone (0, -1) when a pid could not be found.
+fn kill(pid: i32) {
+    if pid > 1 {
+        // SAFETY: kill has no memory preconditions; a wrong pid is only an error.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// The parent of `pid`, from /proc/<pid>/stat (readable for any process of the same user).
+fn parent_of(pid: u32) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // "pid (comm) state ppid …": the comm may hold spaces and parentheses, so after the last ')'.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+        .and_then(|ppid| ppid.parse().ok())
+        .unwrap_or(0)
 }
