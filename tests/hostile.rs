@@ -144,10 +144,9 @@ fn assert_caught(attack: &str, reason: &str, checks: &[&str]) -> Judged {
     let (archive, digest) = hostile_archive(dir.path(), attack);
     let judged = run_candidate(dir.path(), Some((&archive, &digest)));
     assert_eq!(judged.code, 1, "{attack}: {}", judged.stderr);
-    // Whatever the candidate named or printed reaches the terminal escaped: no control
-    // character but the line break on the orchestrator's stderr.
-    // Nor in the `--json` summary (JSON lets format characters through raw) or the bundle's
-    // JUnit report, which CI pages render.
+    // Whatever the candidate named or printed is shown escaped: no control or format character
+    // but the line break on stderr, in the `--json` summary (JSON lets format characters
+    // through raw) or in the bundle's junit.xml, which CI pages render.
     for (what, text) in [
         ("stderr", &judged.stderr),
         ("stdout", &judged.stdout),
