@@ -7,7 +7,7 @@
 //! the real mcpscope over the same matrix passes, and its bundle verifies. Slow (static builds,
 //! one container per attack): run selectively, `cargo test -p scopebox --test tests hostile`.
 
-use crate::support::{run_matrix, small_matrix, tempdir, workspace};
+use crate::support::{run_matrix, small_matrix, tempdir, workspace, Outcome};
 use scopebox_receipts::archive::{self, ArchiveFile, ARCHIVE_BIN};
 use scopebox_receipts::verify::{verify_dir, Report};
 use scopebox_schema::digest::sha256_hex;
@@ -78,7 +78,9 @@ struct Judged {
     report: Report,
 }
 
-fn run_candidate(dir: &Path, candidate: Option<(&Path, &str)>) -> Judged {
+/// `scopebox run --platform linux/amd64` of the small matrix into `dir/bundle`, with the
+/// candidate archive and its digest when given: what it said, the bundle and its receipt.
+fn run_small(dir: &Path, candidate: Option<(&Path, &str)>) -> (Outcome, PathBuf, Receipt) {
     let matrix = small_matrix(dir, CASES);
     let bundle = dir.join("bundle");
     let mut extra = vec!["--platform", "linux/amd64"];
@@ -96,6 +98,11 @@ fn run_candidate(dir: &Path, candidate: Option<(&Path, &str)>) -> Judged {
             .unwrap_or_else(|e| panic!("no receipt ({e}): {}", out.stderr)),
     )
     .expect("receipt.json parses");
+    (out, bundle, receipt)
+}
+
+fn run_candidate(dir: &Path, candidate: Option<(&Path, &str)>) -> Judged {
+    let (out, bundle, receipt) = run_small(dir, candidate);
     let run = receipt
         .platform(Platform::LinuxAmd64)
         .unwrap_or_else(|| panic!("linux/amd64 did not run: {}", out.stderr));
@@ -261,28 +268,13 @@ pub fn a_flood_of_files_is_caught_and_reported_within_bounds() {
 fn assert_fails_closed(attack: &str, check: &str, reason: &str) {
     let dir = tempdir();
     let (archive, digest) = hostile_archive(dir.path(), attack);
-    let matrix = small_matrix(dir.path(), CASES);
-    let bundle = dir.path().join("bundle");
-    let out = run_matrix(
-        &bundle,
-        &matrix,
-        &[
-            "--platform",
-            "linux/amd64",
-            "--candidate",
-            archive.to_str().unwrap(),
-            "--expect-sha256",
-            &digest,
-        ],
-    );
+    let (out, bundle, receipt) = run_small(dir.path(), Some((&archive, &digest)));
     assert_eq!(out.code, 1, "{attack}: {}", out.stderr);
     assert!(
         scopebox_terminal::obeyed(&out.stderr).is_empty(),
         "{}",
         out.stderr
     );
-    let receipt: Receipt =
-        serde_json::from_slice(&std::fs::read(bundle.join(RECEIPT_FILE)).unwrap()).unwrap();
     let run = receipt.platform(Platform::LinuxAmd64).unwrap();
     let verdicts: Vec<&str> = run.cases.iter().map(|c| c.verdict.as_str()).collect();
     assert_eq!(verdicts, vec!["fail"; CASES], "{attack}");
