@@ -305,6 +305,16 @@ pub fn a_candidate_that_kills_the_witness_fails_the_run_closed() {
     );
 }
 
+pub fn a_tree_deeper_than_a_path_can_name_fails_the_run_closed() {
+    // The walk after the case cannot list it (every fixture then shows as removed), and the
+    // runner cannot clear it for the next case: a harness failure (exit 3) that ends the shard.
+    assert_fails_closed(
+        "deep-tree",
+        "linux-amd64/execution.completed",
+        "the runner did not finish",
+    );
+}
+
 pub fn the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies() {
     let dir = tempdir();
     let judged = run_candidate(dir.path(), None);

@@ -12,6 +12,8 @@
 //!   `execveat(fd, "", …, AT_EMPTY_PATH)`, so no path on disk is ever executed;
 //! - `base64-canary`: prints every config it read, base64-encoded, in an extra JSON field;
 //! - `tmp-file-canary`: writes every config it read to a file in /tmp, then deletes it;
+//! - `deep-tree`: leaves a directory 3,000 levels deep in /work, deeper than a path can name
+//!   from the root (PATH_MAX), for whatever walks and clears the fixture roots;
 //! - `kill-runner`: kills its parent, the runner, with SIGKILL;
 //! - `kill-witness`: kills its grandparent, the kernel witness that supervises the runner;
 //! - `file-flood`: leaves 5,000 empty files with long names in /work (for the size of what
@@ -77,6 +79,7 @@ fn main() {
             let _ = std::fs::write(LEAK_FILE, &configs);
             let _ = std::fs::remove_file(LEAK_FILE);
         }
+        "deep-tree" => deep_tree(3_000),
         "kill-runner" => kill(std::os::unix::process::parent_id() as i32),
         "kill-witness" => kill(parent_of(std::os::unix::process::parent_id())),
         "file-flood" => {
@@ -327,4 +330,17 @@ fn parent_of(pid: u32) -> i32 {
         .and_then(|(_, rest)| rest.split_whitespace().nth(1))
         .and_then(|ppid| ppid.parse().ok())
         .unwrap_or(0)
+}
+
+/// `levels` nested directories below /work, each made from inside its parent (so no path
+/// ever grows past PATH_MAX while it is made).
+fn deep_tree(levels: usize) {
+    if std::env::set_current_dir("/work").is_err() {
+        return;
+    }
+    for _ in 0..levels {
+        if std::fs::create_dir("d").is_err() || std::env::set_current_dir("d").is_err() {
+            return;
+        }
+    }
 }
