@@ -190,7 +190,7 @@ pub fn print_summary(summary: &serde_json::Value) {
 /// raw, so they are written as `\uXXXX` escapes (a reader gets the same strings back).
 pub fn summary_line(summary: &serde_json::Value) -> String {
     scopebox_receipts::verify::report::to_json_line(summary)
-        .unwrap_or_else(|_| format!("{summary}\n"))
+        .expect("a JSON value always serializes")
 }
 
 /// Print an error (with its causes and hint) on stderr and return the exit code. With `json`,

@@ -481,26 +481,12 @@ impl JudgedCase {
     }
 }
 
-/// Failures a case's problem quotes; the rest are counted (its record has every one). A
-/// problem is shown on the terminal, in `--json` and in junit.xml: a candidate that leaves
-/// 20,000 files must not make each of them megabytes long.
-pub const FAILURES_QUOTED: usize = 16;
-
-/// `failures` joined with "; ", at most `FAILURES_QUOTED` of them.
+/// `failures` joined with "; ", as many as `judge::quoted_failures` quotes, then the count of
+/// the rest.
 fn listed(failures: &[String]) -> String {
-    let mut text = failures
-        .iter()
-        .take(FAILURES_QUOTED)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join("; ");
-    if failures.len() > FAILURES_QUOTED {
-        text.push_str(&format!(
-            "; … and {} more (see the record)",
-            failures.len() - FAILURES_QUOTED
-        ));
-    }
-    text
+    let (shown, more) = scopebox_schema::judge::quoted_failures(failures);
+    let shown = shown.iter().map(String::as_str);
+    shown.chain(more.as_deref()).collect::<Vec<_>>().join("; ")
 }
 
 fn judge_case(bundle: &Path, shard_dir: &str, shared: &SharedInputs, case: &Case) -> JudgedCase {
@@ -825,6 +811,7 @@ mod tests {
 
     #[test]
     fn a_problem_quotes_the_first_failures_and_counts_the_rest() {
+        use scopebox_schema::judge::FAILURES_QUOTED;
         let failures: Vec<String> = (0..FAILURES_QUOTED + 4).map(|i| format!("f{i}")).collect();
         let text = listed(&failures);
         assert!(text.starts_with("f0; f1; "), "{text}");

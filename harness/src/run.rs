@@ -323,21 +323,12 @@ fn run_matrix(
     })
 }
 
-/// Failures a progress line lists per case or control; the rest are counted (the record has
-/// every one): a candidate that leaves 20,000 files must not print 20,000 lines.
-pub const FAILURES_SHOWN: usize = 20;
-
-/// A case's or control's failures as progress lines, at most `FAILURES_SHOWN` of them.
+/// A case's or control's failures as progress lines, as many as `judge::quoted_failures`
+/// quotes, then the line that counts the rest.
 fn write_failures(progress: &mut dyn Write, failures: &[String]) {
-    for f in failures.iter().take(FAILURES_SHOWN) {
+    let (shown, more) = judge::quoted_failures(failures);
+    for f in shown.iter().chain(&more) {
         let _ = writeln!(progress, "  {f}");
-    }
-    if failures.len() > FAILURES_SHOWN {
-        let _ = writeln!(
-            progress,
-            "  … and {} more (see the record)",
-            failures.len() - FAILURES_SHOWN
-        );
     }
 }
 
@@ -516,11 +507,13 @@ mod tests {
 
     #[test]
     fn progress_lists_the_first_failures_and_counts_the_rest() {
-        let failures: Vec<String> = (0..FAILURES_SHOWN + 5).map(|i| format!("f{i}")).collect();
+        let failures: Vec<String> = (0..judge::FAILURES_QUOTED + 5)
+            .map(|i| format!("f{i}"))
+            .collect();
         let mut out = Vec::new();
         write_failures(&mut out, &failures);
         let text = String::from_utf8(out).unwrap();
-        assert_eq!(text.lines().count(), FAILURES_SHOWN + 1, "{text}");
+        assert_eq!(text.lines().count(), judge::FAILURES_QUOTED + 1, "{text}");
         assert!(
             text.ends_with("  … and 5 more (see the record)\n"),
             "{text}"

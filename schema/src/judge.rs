@@ -29,6 +29,24 @@ pub const MAX_FILL_SIZE: u64 = 16 * 1024 * 1024;
 /// Environment names a case may not set: they steer the harness, not the candidate.
 pub const RESERVED_ENV_PREFIX: &str = "SCOPEBOX_";
 
+/// Failures of one case or control quoted wherever they are shown (the runner's progress, the
+/// orchestrator's problems, `--json`, junit.xml); the record keeps every one. A candidate that
+/// leaves 20,000 files fails with 20,000 failures, and no output may become megabytes of them.
+pub const FAILURES_QUOTED: usize = 16;
+
+/// The failures to quote (at most `FAILURES_QUOTED`) and, when some are left out, the line
+/// that counts them: "… and N more (see the record)".
+pub fn quoted_failures(failures: &[String]) -> (&[String], Option<String>) {
+    let shown = &failures[..failures.len().min(FAILURES_QUOTED)];
+    let more = (failures.len() > FAILURES_QUOTED).then(|| {
+        format!(
+            "… and {} more (see the record)",
+            failures.len() - FAILURES_QUOTED
+        )
+    });
+    (shown, more)
+}
+
 /// Bounds on a matrix, checked (by [`matrix_bound_failures`]) before any other work on it, so
 /// a hostile matrix costs its parse and nothing more. Each is far above the shipped matrices'
 /// (342 cases, 63 fixture entries, 26 MiB of fills in all, 466 canaries in one client matrix).
