@@ -305,13 +305,33 @@ pub fn a_candidate_that_kills_the_witness_fails_the_run_closed() {
     );
 }
 
-pub fn a_tree_deeper_than_a_path_can_name_fails_the_run_closed() {
-    // The walk after the case cannot list it (every fixture then shows as removed), and the
-    // runner cannot clear it for the next case: a harness failure (exit 3) that ends the shard.
-    assert_fails_closed(
+pub fn a_tree_deeper_than_a_path_can_name_is_caught_and_cleared() {
+    // The walk after the case stops at its depth bound and says so; clearing removes the tree
+    // through directory fds, so the next case runs (the run completes: each case fails for its
+    // own tree, not for the one before).
+    let judged = assert_caught(
         "deep-tree",
-        "linux-amd64/execution.completed",
-        "the runner did not finish",
+        "deeper than 64 levels below its fixture root",
+        &["linux-amd64/cases.pass"],
+    );
+    assert_completed(&judged);
+}
+
+pub fn fixture_roots_locked_by_the_candidate_are_caught_and_given_back() {
+    let judged = assert_caught(
+        "lock-roots",
+        "fixture walk after the run: mode of fixture root /work: 0000, not 0755 as before (given back)",
+        &["linux-amd64/cases.pass"],
+    );
+    assert_completed(&judged);
+}
+
+/// The runner finished its shard with the exit code of failed cases (1), not of a harness
+/// failure (3) nor without its journal's trailer: the attack failed the cases, not the harness.
+fn assert_completed(judged: &Judged) {
+    assert_eq!(
+        failures_of(&judged.report, "linux-amd64/execution.completed"),
+        ["the runner exited with code 1, expected exit code 0"]
     );
 }
 

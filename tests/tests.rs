@@ -105,7 +105,8 @@ fn main() {
         Engine hostile::a_file_named_with_terminal_escapes_is_caught_and_never_printed_raw,
         Engine hostile::a_flood_of_files_is_caught_and_reported_within_bounds,
         Engine hostile::a_candidate_that_kills_the_runner_fails_the_run_closed,
-        Engine hostile::a_tree_deeper_than_a_path_can_name_fails_the_run_closed,
+        Engine hostile::a_tree_deeper_than_a_path_can_name_is_caught_and_cleared,
+        Engine hostile::fixture_roots_locked_by_the_candidate_are_caught_and_given_back,
         Engine hostile::a_candidate_that_kills_the_witness_fails_the_run_closed,
         Engine hostile::the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies,
     ];

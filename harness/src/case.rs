@@ -444,10 +444,10 @@ pub fn run_case(
         Err(e) => Captured::not_started("the candidate", &e),
     };
 
-    // The candidate may have made the tree unwalkable; that fails this case (every fixture
-    // then shows as removed), it does not stop the run.
-    let fixtures_after = fixture::walk(layout).unwrap_or_default();
-    let written = written::capture(layout, &fixtures_before, &fixtures_after, &scratch_before);
+    // The candidate may have left a tree the walk cannot see whole; that fails this case (the
+    // record says where the walk stopped and why), it does not stop the run.
+    let after = fixture::walk_after(layout);
+    let written = written::capture(layout, &fixtures_before, &after.nodes, &scratch_before);
     let marker = marker_present(layout);
     if marker {
         remove_marker(layout);
@@ -470,7 +470,8 @@ pub fn run_case(
         stdout_sha256: sha256_hex(&captured.stdout),
         stderr_sha256: sha256_hex(&captured.stderr),
         fixtures_before,
-        fixtures_after,
+        fixtures_after: after.nodes,
+        fixtures_after_problems: after.problems,
         marker_present: marker,
         verdict: Verdict {
             pass: false,

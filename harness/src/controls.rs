@@ -110,6 +110,7 @@ pub fn negative(
         stderr_sha256: sha256_hex(&host.stderr),
         fixtures_before: before,
         fixtures_after: after,
+        fixtures_after_problems: Vec::new(),
         marker_present: marker_appeared,
         verdict: Verdict {
             pass: false,
@@ -171,8 +172,8 @@ pub fn adversarial(
         let (captured, witness) = run_under(watch, cmd, CONTROL_DEADLINE)?;
         let captured =
             captured.unwrap_or_else(|e| crate::case::Captured::not_started("the stand-in", &e));
-        let after = fixture::walk(layout).unwrap_or_default();
-        let written = written::capture(layout, &before, &after, &scratch_before);
+        let after = fixture::walk_after(layout);
+        let written = written::capture(layout, &before, &after.nodes, &scratch_before);
         let marker = marker_present(layout);
         remove_marker(layout);
         let record = CaseRecord {
@@ -187,7 +188,8 @@ pub fn adversarial(
             stdout_sha256: sha256_hex(&captured.stdout),
             stderr_sha256: sha256_hex(&captured.stderr),
             fixtures_before: before,
-            fixtures_after: after,
+            fixtures_after: after.nodes,
+            fixtures_after_problems: after.problems,
             marker_present: marker,
             verdict: Verdict {
                 pass: false,

@@ -4,84 +4,226 @@
 //! file or list a directory the candidate is meant to be denied (mode 0000), the walk grants
 //! itself the bit for a moment and restores it — so it must only run while no candidate runs.
 //! Every call names its path relative to the fixture root it is below, from inside that root
-//! (`inside`): nothing here resolves a path from `/`.
+//! (`inside`): nothing here resolves a path from `/`. A walk is bounded (`WALK_NODE_LIMIT`,
+//! `WALK_DEPTH_LIMIT`, `WALK_PATH_BYTES_LIMIT`): the walk after a run says where it stopped and
+//! why instead of failing (`walk_after`), and clearing removes a tree of any depth through
+//! directory descriptors, so a candidate that leaves a tree deeper than any path can name, or a
+//! fixture root it locked, fails its own case and never the runner.
 //! This module must never touch a path outside the layout's fixture roots.
 
 use crate::inside::Inside;
 use crate::{HarnessError, IoContext, Layout};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
 use scopebox_schema::digest::sha256_hex;
-use scopebox_schema::evidence::FixtureObservation;
+use scopebox_schema::evidence::{
+    FixtureObservation, WALK_DEPTH_LIMIT, WALK_NODE_LIMIT, WALK_PATH_BYTES_LIMIT,
+};
 use scopebox_schema::judge::{self, DEFAULT_DIR_MODE, DEFAULT_FILE_MODE};
 use scopebox_schema::matrix::FixtureEntry;
+use std::cell::RefCell;
+use std::ffi::{CStr, CString};
 use std::fs;
 use std::io::Read;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+/// The owner bits a walk gives itself for a moment to list a directory it may not.
+const WALK_UNLOCK: u32 = 0o500;
+/// Directories open at once while clearing a tree; a deeper one is first moved up to the
+/// fixture root (`clear_below_working_directory`).
+const CLEAR_OPEN_LIMIT: usize = 32;
+/// What a directory moved up to the fixture root while clearing is named (with a number).
+const LIFTED_NAME: &str = ".scopebox-lifted-";
+
 /// Removes everything below each fixture root (the roots themselves are mount points and
-/// stay). Directories are made accessible first, so denied trees can be removed.
+/// stay), whatever its depth and modes, and gives each root back the mode it had when the
+/// runner first entered it.
 pub fn clear(layout: &Layout) -> Result<(), HarnessError> {
-    in_each_root(layout, |root| {
-        // Children before their directory, so each directory is empty when it is removed.
-        visit(root, Path::new("."), true, 0o700, &mut |entry, path| {
-            if entry.file_type().is_dir() {
-                fs::remove_dir(entry.path()).at("remove", path)
-            } else {
-                fs::remove_file(entry.path()).at("remove", path)
-            }
-        })
+    in_each_root(layout, |root, _| {
+        clear_below_working_directory().at("clear", root)
     })
 }
 
 /// Runs `f` with the working directory inside each fixture root in turn (`Inside`), and back
-/// where it was at the end.
+/// where it was at the end. A root whose mode is not the one it had when the runner first
+/// entered it (a candidate may `chmod` a root it owns) gets that mode back first, and `f` is
+/// told (the change, as the walk after a run records it).
 fn in_each_root(
     layout: &Layout,
-    mut f: impl FnMut(&Path) -> Result<(), HarnessError>,
+    mut f: impl FnMut(&Path, Option<HarnessError>) -> Result<(), HarnessError>,
 ) -> Result<(), HarnessError> {
     let mut inside = remember_working_directory()?;
     for (_, root) in &layout.fixture_roots {
-        inside.enter(root).at("enter", root)?;
-        f(root)?;
+        let changed = enter_as_first_found(&mut inside, root)?;
+        f(root, changed)?;
     }
     Ok(())
+}
+
+thread_local! {
+    /// Each fixture root's mode when this thread first entered it.
+    static FIRST_ROOT_MODES: RefCell<Vec<(PathBuf, u32)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Enters `root`, giving it back its first mode when it has another (by its path when the
+/// change keeps its owner out, from inside otherwise): what it had instead, as a problem.
+fn enter_as_first_found(
+    inside: &mut Inside,
+    root: &Path,
+) -> Result<Option<HarnessError>, HarnessError> {
+    let first = FIRST_ROOT_MODES.with(|m| {
+        m.borrow()
+            .iter()
+            .find(|(r, _)| r == root)
+            .map(|(_, mode)| *mode)
+    });
+    let mut found = None;
+    if let Err(e) = inside.enter(root) {
+        let Some(first) = first.filter(|_| e.kind() == std::io::ErrorKind::PermissionDenied) else {
+            return Err(HarnessError::new("enter", root, e));
+        };
+        let mode = fs::symlink_metadata(root).at("inspect", root)?.mode() & 0o7777;
+        found = Some(mode);
+        fs::set_permissions(root, fs::Permissions::from_mode(first)).at("restore mode of", root)?;
+        inside.enter(root).at("enter", root)?;
+    }
+    let here = Path::new(".");
+    let mode = match found {
+        Some(mode) => mode,
+        None => fs::symlink_metadata(here).at("inspect", root)?.mode() & 0o7777,
+    };
+    let Some(first) = first else {
+        FIRST_ROOT_MODES.with(|m| m.borrow_mut().push((root.to_path_buf(), mode)));
+        return Ok(None);
+    };
+    if mode == first {
+        return Ok(None);
+    }
+    fs::set_permissions(here, fs::Permissions::from_mode(first)).at("restore mode of", root)?;
+    Ok(Some(HarnessError::new(
+        "mode of fixture root",
+        root,
+        std::io::Error::other(format!(
+            "{mode:04o}, not {first:04o} as before (given back)"
+        )),
+    )))
 }
 
 fn remember_working_directory() -> Result<Inside, HarnessError> {
     Inside::new().at("remember the working directory in", Path::new("."))
 }
 
+/// Removes everything below the working directory (a fixture root), every call relative to an
+/// open directory, so no path grows with the tree: at most `CLEAR_OPEN_LIMIT` directories are
+/// open at once, and a directory below that many is first moved up to the root under a fresh
+/// name (`LIFTED_NAME`) and removed from there. Each directory is given its owner's `rwx`
+/// before it is opened, so a denied tree is removed too. Only while no candidate runs.
+fn clear_below_working_directory() -> std::io::Result<()> {
+    let root = open_directory(rustix::fs::CWD, c".")?;
+    // The open directories below the root, each with its name in the one above it.
+    let mut open: Vec<(OwnedFd, CString)> = Vec::new();
+    let mut lifted: u64 = 0;
+    loop {
+        let here = open.last().map_or(root.as_fd(), |(fd, _)| fd.as_fd());
+        match unlink_all_but_a_directory(here)? {
+            Some(name) => {
+                rustix::fs::chmodat(here, &name, Mode::RWXU, AtFlags::empty())?;
+                if open.len() < CLEAR_OPEN_LIMIT {
+                    let fd = open_directory(here, &name)?;
+                    open.push((fd, name));
+                    continue;
+                }
+                loop {
+                    let to = format!("{LIFTED_NAME}{lifted}");
+                    lifted += 1;
+                    match rustix::fs::renameat_with(here, &name, &root, to, RenameFlags::NOREPLACE)
+                    {
+                        Err(rustix::io::Errno::EXIST) => continue,
+                        other => break other?,
+                    }
+                }
+            }
+            None => {
+                let Some((fd, name)) = open.pop() else {
+                    return Ok(());
+                };
+                drop(fd);
+                let parent = open.last().map_or(root.as_fd(), |(fd, _)| fd.as_fd());
+                rustix::fs::unlinkat(parent, &name, AtFlags::REMOVEDIR)?;
+            }
+        }
+    }
+}
+
+fn open_directory(at: BorrowedFd<'_>, name: &CStr) -> std::io::Result<OwnedFd> {
+    Ok(rustix::fs::openat(
+        at,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
+/// Unlinks every entry of `dir` that is not a directory, up to the first directory, whose name
+/// it returns; `None` once `dir` is empty.
+fn unlink_all_but_a_directory(dir: BorrowedFd<'_>) -> std::io::Result<Option<CString>> {
+    for entry in rustix::fs::Dir::read_from(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        let is_dir = match entry.file_type() {
+            rustix::fs::FileType::Directory => true,
+            rustix::fs::FileType::Unknown => {
+                let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+                rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory
+            }
+            _ => false,
+        };
+        if is_dir {
+            return Ok(Some(name.to_owned()));
+        }
+        rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
+    }
+    Ok(None)
+}
+
+/// Levels of `path` (relative, `./a/b`) below the walk's start: `./a` is 1.
+fn level(path: &Path) -> usize {
+    path.components().count().saturating_sub(1)
+}
+
 /// Visits every node below `start` (not `start` itself) with `walkdir`, never following a
-/// symlink; with `contents_first`, a directory's entries come before it. The working directory
-/// is `root` (`Inside`) and `start` is relative to it; `f` gets each entry (its path relative,
-/// for the calls) and the absolute path it names (for records and messages). walkdir lists a
-/// directory as it reaches it, so a directory whose owner lacks the `unlock` bits (a denied
-/// fixture directory, or one the candidate made) shows up as a permission error: it is then
-/// given those bits, its subtree visited, and its mode restored (unless `f` removed it).
+/// symlink, down to one level past `WALK_DEPTH_LIMIT` (for `f` to see that the tree goes
+/// deeper). The working directory is `root` (`Inside`) and `start` is relative to it; `f` gets
+/// each entry (its path relative, for the calls) and the absolute path it names (for records
+/// and messages). walkdir lists a directory as it reaches it, so a directory whose owner lacks
+/// the `WALK_UNLOCK` bits (a denied fixture directory, or one the candidate made) shows up as a
+/// permission error: it is then given those bits, its subtree visited, and its mode restored.
 fn visit(
     root: &Path,
     start: &Path,
-    contents_first: bool,
-    unlock: u32,
     f: &mut dyn FnMut(&walkdir::DirEntry, &Path) -> Result<(), HarnessError>,
 ) -> Result<(), HarnessError> {
     let walk = walkdir::WalkDir::new(start)
         .min_depth(1)
-        .follow_links(false)
-        .contents_first(contents_first);
+        .max_depth((WALK_DEPTH_LIMIT + 1).saturating_sub(level(start)))
+        .follow_links(false);
     for entry in walk {
         let denied = match entry {
             Ok(entry) => {
                 f(&entry, &Inside::absolute(root, entry.path()))?;
                 continue;
             }
-            Err(e) => denied_directory(root, start, e, unlock)?,
+            Err(e) => denied_directory(root, start, e)?,
         };
         let (dir, perm) = denied;
         let named = Inside::absolute(root, &dir);
-        fs::set_permissions(&dir, fs::Permissions::from_mode(perm | unlock))
+        fs::set_permissions(&dir, fs::Permissions::from_mode(perm | WALK_UNLOCK))
             .at("unlock", &named)?;
-        let result = visit(root, &dir, contents_first, unlock, f);
+        let result = visit(root, &dir, f);
         match fs::set_permissions(&dir, fs::Permissions::from_mode(perm)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 result?;
@@ -93,15 +235,15 @@ fn visit(
     Ok(())
 }
 
-/// A walk error that is a directory its owner may not list for want of `unlock` bits: its
+/// A walk error that is a directory its owner may not list for want of `WALK_UNLOCK` bits: its
 /// path and mode. Any other error (or a directory that has the bits and still cannot be
 /// listed) is the walk's failure.
 fn denied_directory(
     root: &Path,
     start: &Path,
     error: walkdir::Error,
-    unlock: u32,
 ) -> Result<(PathBuf, u32), HarnessError> {
+    let unlock = WALK_UNLOCK;
     let path = error.path().unwrap_or(start).to_path_buf();
     let named = Inside::absolute(root, &path);
     let denied = error
@@ -203,19 +345,102 @@ fn mode_of(mode: &Option<String>, default: u32) -> Result<u32, String> {
     }
 }
 
-/// Every node below every fixture root, sorted by (logical) path. Symlinks are recorded with
-/// the digest of their target text and never followed; FIFOs, sockets and devices are only
-/// `lstat`ed. Directories and non-files have size 0 (their sizes are filesystem noise).
+/// Every node below every fixture root, sorted by (logical) path, as the case laid them out:
+/// the walk before a run, which must be whole (a bound reached or an entry it cannot read is
+/// the harness's failure; the matrix's bounds keep a declared tree within half of the walk's).
+/// Symlinks are recorded with the digest of their target text and never followed; FIFOs,
+/// sockets and devices are only `lstat`ed. Directories and non-files have size 0 (their sizes
+/// are filesystem noise).
 pub fn walk(layout: &Layout) -> Result<Vec<FixtureObservation>, HarnessError> {
-    let mut out = Vec::new();
-    in_each_root(layout, |root| {
-        visit(root, Path::new("."), false, 0o500, &mut |entry, named| {
-            out.push(observe(layout, entry.path(), named)?);
+    let walk = bounded_walk(layout)?;
+    match walk.problems.into_iter().next() {
+        None => Ok(walk.nodes),
+        Some(problem) => Err(problem),
+    }
+}
+
+/// The walk after a run (`CaseRecord::fixtures_after` and `fixtures_after_problems`).
+#[derive(Debug, Default)]
+pub struct WalkAfter {
+    /// What the walk saw, sorted by path: the whole tree when `problems` is empty.
+    pub nodes: Vec<FixtureObservation>,
+    /// Where and why it did not see the whole tree as the case laid it out: a bound reached, an
+    /// entry it could not read, a fixture root whose mode was changed (and given back).
+    pub problems: Vec<String>,
+}
+
+/// The walk after a run, which never fails: whatever the candidate left (a tree past the
+/// walk's bounds, deeper than a path can name, a root it locked), it records what it saw and
+/// why it stopped, and the case fails for it (`judge`), not the runner.
+pub fn walk_after(layout: &Layout) -> WalkAfter {
+    let problem =
+        |e: &HarnessError| format!("{} {}: {}", e.action, layout.logical(&e.path), e.source);
+    match bounded_walk(layout) {
+        Ok(walk) => WalkAfter {
+            nodes: walk.nodes,
+            problems: walk.problems.iter().map(problem).collect(),
+        },
+        Err(e) => WalkAfter {
+            nodes: Vec::new(),
+            problems: vec![problem(&e)],
+        },
+    }
+}
+
+struct BoundedWalk {
+    nodes: Vec<FixtureObservation>,
+    problems: Vec<HarnessError>,
+}
+
+/// Walks each fixture root within the walk's bounds. A root whose walk stops (a bound, an entry
+/// it cannot read) adds its problem and the walk goes on with the next root, unless the
+/// node or path-text budget, which all roots share, is spent. Err only when a root cannot be
+/// entered at all.
+fn bounded_walk(layout: &Layout) -> Result<BoundedWalk, HarnessError> {
+    let mut nodes = Vec::new();
+    let mut problems = Vec::new();
+    let mut path_bytes = 0usize;
+    let mut spent = false;
+    in_each_root(layout, |root, changed| {
+        problems.extend(changed);
+        if spent {
+            return Ok(());
+        }
+        let walked = visit(root, Path::new("."), &mut |entry, named| {
+            let bound = |what: String| {
+                Err(HarnessError::new(
+                    "walk",
+                    named,
+                    std::io::Error::other(what),
+                ))
+            };
+            if level(entry.path()) > WALK_DEPTH_LIMIT {
+                return bound(format!(
+                    "deeper than {WALK_DEPTH_LIMIT} levels below its fixture root"
+                ));
+            }
+            if nodes.len() == WALK_NODE_LIMIT {
+                spent = true;
+                return bound(format!(
+                    "more than {WALK_NODE_LIMIT} nodes below the fixture roots"
+                ));
+            }
+            let node = observe(layout, entry.path(), named)?;
+            path_bytes += node.path.len();
+            if path_bytes > WALK_PATH_BYTES_LIMIT {
+                spent = true;
+                return bound(format!(
+                    "more than {WALK_PATH_BYTES_LIMIT} bytes of paths below the fixture roots"
+                ));
+            }
+            nodes.push(node);
             Ok(())
-        })
+        });
+        problems.extend(walked.err());
+        Ok(())
     })?;
-    out.sort();
-    Ok(out)
+    nodes.sort();
+    Ok(BoundedWalk { nodes, problems })
 }
 
 /// One node as the walk records it (its mode as found, before any unlocking): `path` is what
@@ -579,8 +804,137 @@ mod tests {
         fs::set_permissions(&outer, fs::Permissions::from_mode(0o700)).unwrap();
         assert_eq!(fs::symlink_metadata(&inner).unwrap().mode() & 0o7777, 0o100);
         fs::set_permissions(&outer, fs::Permissions::from_mode(0o000)).unwrap();
+        // A fixture root locked, as a candidate that owns it may: the walk after says so, gives
+        // it back its mode (the mode it had when first entered, above) and sees it whole.
+        let work = l.host("/work");
+        let first = fs::symlink_metadata(&work).unwrap().mode() & 0o7777;
+        fs::set_permissions(&work, fs::Permissions::from_mode(0)).unwrap();
+        if !rustix::process::geteuid().is_root() {
+            assert!(fs::read_dir(&work).is_err(), "the mode really denies");
+        }
+        let after = walk_after(l);
+        assert_eq!(
+            after.problems,
+            [format!(
+                "mode of fixture root /work: 0000, not {first:04o} as before (given back)"
+            )]
+        );
+        assert_eq!(after.nodes.len(), 4);
+        assert_eq!(after.nodes, walk(l).unwrap());
+        assert_eq!(fs::symlink_metadata(&work).unwrap().mode() & 0o7777, first);
+        // And clearing gives it back too.
+        fs::set_permissions(&work, fs::Permissions::from_mode(0o500)).unwrap();
         clear(l).unwrap();
+        assert_eq!(fs::symlink_metadata(&work).unwrap().mode() & 0o7777, first);
         assert_eq!(walk(l).unwrap(), vec![]);
+    }
+
+    /// `levels` directories named `name`, each inside the one before, below `dir`: made
+    /// through directory fds, so no path grows past PATH_MAX while they are made.
+    fn nest(dir: &Path, name: &str, levels: usize) {
+        let mut at = open_directory(
+            rustix::fs::CWD,
+            &CString::new(dir.as_os_str().as_encoded_bytes()).unwrap(),
+        )
+        .unwrap();
+        for _ in 0..levels {
+            rustix::fs::mkdirat(&at, name, Mode::RWXU).unwrap();
+            at = open_directory(at.as_fd(), &CString::new(name).unwrap()).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_tree_deeper_than_a_path_can_name_is_reported_by_the_walk_after_and_cleared() {
+        let (_d, l) = layout();
+        lay_out(&l, &every_kind()).unwrap();
+        let before = walk(&l).unwrap();
+        // 3,000 levels: 6,000 bytes of path below /work, past PATH_MAX (4,096).
+        nest(&l.host("/work"), "d", 3_000);
+        let after = walk_after(&l);
+        let deepest = format!("/work{}", "/d".repeat(WALK_DEPTH_LIMIT + 1));
+        assert_eq!(
+            after.problems,
+            [format!(
+                "walk {deepest}: deeper than {WALK_DEPTH_LIMIT} levels below its fixture root"
+            )]
+        );
+        // Everything else is still seen: the walk went on with the other entries and roots.
+        for node in &before {
+            assert!(after.nodes.contains(node), "{} not seen", node.path);
+        }
+        let added: Vec<&str> = after
+            .nodes
+            .iter()
+            .filter(|n| !before.contains(n))
+            .map(|n| n.path.as_str())
+            .collect();
+        assert_eq!(added.len(), WALK_DEPTH_LIMIT);
+        assert!(walk(&l).is_err(), "the walk before a run must be whole");
+        clear(&l).unwrap();
+        assert_eq!(walk(&l).unwrap(), vec![]);
+        assert_eq!(fs::read_dir(l.host("/work")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn clearing_lifts_deep_directories_without_clobbering_a_name_the_candidate_chose() {
+        let (_d, l) = layout();
+        let work = l.host("/work");
+        // A tree four times as deep as clearing keeps open, with files at every level, and a
+        // directory already named like the first one clearing lifts.
+        nest(&work, "x", CLEAR_OPEN_LIMIT * 4);
+        // (Not empty: renaming onto it would fail, where onto an empty one it would replace it.)
+        fs::create_dir(work.join(format!("{LIFTED_NAME}0"))).unwrap();
+        fs::write(work.join(format!("{LIFTED_NAME}0/mine")), b"").unwrap();
+        let mut dir = work.clone();
+        for level in 0..CLEAR_OPEN_LIMIT * 4 {
+            dir.push("x");
+            fs::write(dir.join("f"), level.to_string()).unwrap();
+        }
+        fs::set_permissions(work.join("x/x"), fs::Permissions::from_mode(0)).unwrap();
+        clear(&l).unwrap();
+        assert_eq!(fs::read_dir(&work).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_walk_after_stops_at_its_node_bound_and_says_so() {
+        let (_d, l) = layout();
+        for i in 0..WALK_NODE_LIMIT + 10 {
+            fs::write(l.host(&format!("/work/f{i:05}")), b"").unwrap();
+        }
+        fs::write(l.host("/home/node/later"), b"").unwrap();
+        let after = walk_after(&l);
+        assert_eq!(after.nodes.len(), WALK_NODE_LIMIT);
+        assert_eq!(after.problems.len(), 1, "{:?}", after.problems);
+        assert!(after.problems[0].ends_with(&format!(
+            ": more than {WALK_NODE_LIMIT} nodes below the fixture roots"
+        )));
+        // The budget is shared: the next root is not walked once it is spent.
+        assert!(!after.nodes.iter().any(|n| n.path == "/home/node/later"));
+        clear(&l).unwrap();
+        assert_eq!(walk(&l).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn the_walk_after_stops_at_its_path_text_bound_and_says_so() {
+        let (_d, l) = layout();
+        // Paths of ~3,800 bytes (15 directories of 250-byte names): 600 of them pass 2 MiB.
+        let mut dir = l.host("/work");
+        for i in 0..15 {
+            dir.push(format!("{i:02}{}", "n".repeat(248)));
+        }
+        fs::create_dir_all(&dir).unwrap();
+        for i in 0..600 {
+            fs::write(dir.join(format!("f{i:03}")), b"").unwrap();
+        }
+        let after = walk_after(&l);
+        assert_eq!(after.problems.len(), 1, "{:?}", after.problems);
+        assert!(after.problems[0].ends_with(&format!(
+            ": more than {WALK_PATH_BYTES_LIMIT} bytes of paths below the fixture roots"
+        )));
+        let bytes: usize = after.nodes.iter().map(|n| n.path.len()).sum();
+        assert!(bytes <= WALK_PATH_BYTES_LIMIT && bytes > WALK_PATH_BYTES_LIMIT - 4096);
+        clear(&l).unwrap();
+        assert_eq!(walk(&l).unwrap(), vec![]);
     }
 
     #[test]

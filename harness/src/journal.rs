@@ -85,6 +85,7 @@ mod tests {
                 stderr_sha256: String::new(),
                 fixtures_before: vec![],
                 fixtures_after: vec![],
+                fixtures_after_problems: vec![],
                 marker_present: false,
                 verdict: Verdict {
                     pass: true,

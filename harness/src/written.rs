@@ -11,7 +11,7 @@ use crate::inside::Inside;
 use crate::Layout;
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::evidence::{
-    FixtureObservation, WrittenFile, WRITTEN_CONTENT_LIMIT, WRITTEN_FILE_LIMIT,
+    FixtureObservation, WrittenFile, WRITTEN_CONTENT_LIMIT, WRITTEN_FILE_LIMIT, WRITTEN_TOTAL_LIMIT,
 };
 use scopebox_schema::judge::encode_base64;
 use std::collections::{BTreeMap, BTreeSet};
@@ -63,7 +63,8 @@ fn list(layout: &Layout, root: &Path, start: &Path, out: &mut ScratchListing) {
 
 /// Every file the run left written, in path order: files of `after` that `before` did not have,
 /// then scratch files `scratch_before` did not have with those bytes. At most
-/// `WRITTEN_FILE_LIMIT` (the walk's own `fixture … added` failures name any beyond).
+/// `WRITTEN_FILE_LIMIT` (the walk's own `fixture … added` failures name any beyond, and only
+/// those kept are read), with at most `WRITTEN_TOTAL_LIMIT` bytes of content in all.
 pub fn capture(
     layout: &Layout,
     before: &[FixtureObservation],
@@ -71,43 +72,58 @@ pub fn capture(
     scratch_before: &ScratchListing,
 ) -> Vec<WrittenFile> {
     let had: BTreeSet<&str> = before.iter().map(|o| o.path.as_str()).collect();
-    let mut written: Vec<WrittenFile> = after
+    let added = after
         .iter()
         .filter(|o| o.kind == "file" && !had.contains(o.path.as_str()))
-        .map(|o| read_written(&o.path, &layout.host(&o.path)))
-        .collect();
-    for (path, digest) in scratch_listing(layout) {
-        if scratch_before.get(&path) != Some(&digest) {
+        .map(|o| (o.path.clone(), layout.host(&o.path)));
+    let scratch = scratch_listing(layout)
+        .into_iter()
+        .filter(|(path, digest)| scratch_before.get(path) != Some(digest))
+        .map(|(path, _)| {
             let host = layout
                 .scratch_dir
                 .join(path.trim_start_matches(SCRATCH).trim_start_matches('/'));
-            written.push(read_written(&path, &host));
-        }
-    }
-    written.truncate(WRITTEN_FILE_LIMIT);
-    written
+            (path, host)
+        });
+    let mut budget = WRITTEN_TOTAL_LIMIT;
+    added
+        .chain(scratch)
+        .take(WRITTEN_FILE_LIMIT)
+        .map(|(path, host)| {
+            let (file, kept) = read_written(&path, &host, budget);
+            budget -= kept;
+            file
+        })
+        .collect()
 }
 
-fn read_written(logical: &str, host: &Path) -> WrittenFile {
+/// The file at `host`, recorded as `logical`, with at most `WRITTEN_CONTENT_LIMIT` and at most
+/// `budget` bytes of its content; and how many bytes of content it kept.
+fn read_written(logical: &str, host: &Path, budget: usize) -> (WrittenFile, usize) {
     match std::fs::read(host) {
         Ok(bytes) => {
-            let kept = &bytes[..bytes.len().min(WRITTEN_CONTENT_LIMIT)];
-            WrittenFile {
+            let keep = bytes.len().min(WRITTEN_CONTENT_LIMIT).min(budget);
+            let kept = &bytes[..keep];
+            let file = WrittenFile {
                 path: logical.to_string(),
                 size: bytes.len() as u64,
                 sha256: sha256_hex(&bytes),
                 content_base64: encode_base64(kept),
                 truncated: kept.len() < bytes.len(),
-            }
+            };
+            (file, keep)
         }
         // Unreadable (a mode the candidate chose, or gone meanwhile): named, without content.
-        Err(_) => WrittenFile {
-            path: logical.to_string(),
-            size: std::fs::symlink_metadata(host).map_or(0, |m| m.len()),
-            sha256: String::new(),
-            content_base64: String::new(),
-            truncated: true,
-        },
+        Err(_) => {
+            let file = WrittenFile {
+                path: logical.to_string(),
+                size: std::fs::symlink_metadata(host).map_or(0, |m| m.len()),
+                sha256: String::new(),
+                content_base64: String::new(),
+                truncated: true,
+            };
+            (file, 0)
+        }
     }
 }
 
@@ -148,6 +164,46 @@ mod tests {
         assert_eq!(leak.size, 6);
         assert_eq!(leak.sha256, sha256_hex(b"leaked"));
         assert!(!leak.truncated);
+    }
+
+    #[test]
+    fn only_the_first_files_are_read_and_their_content_shares_one_budget() {
+        let (_d, l) = layout();
+        let scratch = scratch_listing(&l);
+        // Seven files of the most content one file may keep: the budget holds four.
+        let files = 7;
+        for i in 0..files {
+            std::fs::write(
+                l.scratch_dir.join(format!("f{i}")),
+                vec![b'a' + i as u8; WRITTEN_CONTENT_LIMIT],
+            )
+            .unwrap();
+        }
+        let written = capture(&l, &[], &[], &scratch);
+        assert_eq!(written.len(), files);
+        let kept: Vec<usize> = written
+            .iter()
+            .map(|w| decode_base64(&w.content_base64).unwrap().len())
+            .collect();
+        assert_eq!(kept.iter().sum::<usize>(), WRITTEN_TOTAL_LIMIT);
+        assert_eq!(kept[..4], [WRITTEN_CONTENT_LIMIT; 4]);
+        assert_eq!(kept[4..], [0; 3]);
+        for (i, w) in written.iter().enumerate() {
+            // Every file keeps its size and its whole digest, and says when it was cut short.
+            assert_eq!(w.size, WRITTEN_CONTENT_LIMIT as u64);
+            assert_eq!(
+                w.sha256,
+                sha256_hex(&vec![b'a' + i as u8; WRITTEN_CONTENT_LIMIT])
+            );
+            assert_eq!(w.truncated, i >= 4, "file {i}");
+        }
+        // More files than a record keeps: the first WRITTEN_FILE_LIMIT by path.
+        for i in 0..WRITTEN_FILE_LIMIT {
+            std::fs::write(l.scratch_dir.join(format!("g{i:03}")), b"x").unwrap();
+        }
+        let written = capture(&l, &[], &[], &scratch);
+        assert_eq!(written.len(), WRITTEN_FILE_LIMIT);
+        assert_eq!(written.last().unwrap().path, "/tmp/g056");
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //! - `tmp-file-canary`: writes every config it read to a file in /tmp, then deletes it;
 //! - `deep-tree`: leaves a directory 3,000 levels deep in /work, deeper than a path can name
 //!   from the root (PATH_MAX), for whatever walks and clears the fixture roots;
+//! - `lock-roots`: takes every permission off each fixture root it owns (`chmod 000`), so that
+//!   whatever walks or clears them next is shut out;
 //! - `kill-runner`: kills its parent, the runner, with SIGKILL;
 //! - `kill-witness`: kills its grandparent, the kernel witness that supervises the runner;
 //! - `file-flood`: leaves 5,000 empty files with long names in /work (for the size of what
@@ -80,6 +82,14 @@ fn main() {
             let _ = std::fs::remove_file(LEAK_FILE);
         }
         "deep-tree" => deep_tree(3_000),
+        "lock-roots" => {
+            for root in FIXTURE_ROOTS {
+                let _ = std::fs::set_permissions(
+                    root,
+                    std::os::unix::fs::PermissionsExt::from_mode(0),
+                );
+            }
+        }
         "kill-runner" => kill(std::os::unix::process::parent_id() as i32),
         "kill-witness" => kill(parent_of(std::os::unix::process::parent_id())),
         "file-flood" => {

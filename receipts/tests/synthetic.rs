@@ -128,6 +128,7 @@ fn control_records(
         stderr_sha256: sha256_hex(b""),
         fixtures_before: walk.clone(),
         fixtures_after: walk,
+        fixtures_after_problems: vec![],
         marker_present: true,
         verdict: Verdict {
             pass: false,
@@ -283,6 +284,7 @@ fn adversarial_records(
         stderr_sha256: sha256_hex(b""),
         fixtures_before: Vec::new(),
         fixtures_after: Vec::new(),
+        fixtures_after_problems: vec![],
         marker_present: false,
         verdict: Verdict {
             pass: false,
@@ -594,6 +596,7 @@ pub fn write_bundle_for(
                 stderr_sha256: sha256_hex(stderr),
                 fixtures_before: before.clone(),
                 fixtures_after: before,
+                fixtures_after_problems: vec![],
                 marker_present: false,
                 verdict: Verdict {
                     pass: true,

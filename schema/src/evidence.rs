@@ -230,8 +230,15 @@ pub struct CaseRecord {
     pub stderr_sha256: String,
     /// Full walk (no symlink following) of every fixture root before the run, sorted by path.
     pub fixtures_before: Vec<FixtureObservation>,
-    /// The same walk after the run.
+    /// The same walk after the run, within the walk's bounds (`WALK_NODE_LIMIT`,
+    /// `WALK_DEPTH_LIMIT`, `WALK_PATH_BYTES_LIMIT`): as far as it got when
+    /// `fixtures_after_problems` is not empty.
     pub fixtures_after: Vec<FixtureObservation>,
+    /// Why the walk after the run is not the whole tree as the case laid it out: a bound it
+    /// reached, an entry it could not read, a fixture root whose mode the run changed. Each
+    /// fails the case. Absent (empty) when the walk was whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixtures_after_problems: Vec<String>,
     /// Whether the sentinel marker existed after the run.
     pub marker_present: bool,
     /// The runner's verdict; the verifier re-derives it and must agree.
@@ -243,10 +250,24 @@ pub struct CaseRecord {
     pub written: Vec<WrittenFile>,
 }
 
+/// Most nodes one walk of the fixture roots records; a walk after the run that finds more
+/// stops there and says so (`CaseRecord::fixtures_after_problems`). A case's declared fixture
+/// may use at most half (`judge::bounds::MAX_FIXTURE_NODES`).
+pub const WALK_NODE_LIMIT: usize = 8_192;
+/// Deepest level below a fixture root one walk enters (a fixture root's own entries are level
+/// 1); a case's declared fixture may use at most half (`judge::bounds::MAX_FIXTURE_DEPTH`).
+pub const WALK_DEPTH_LIMIT: usize = 64;
+/// Most bytes of path text (the recorded paths, summed) one walk records; a case's declared
+/// fixture may use at most half (`judge::bounds::MAX_FIXTURE_PATH_BYTES`).
+pub const WALK_PATH_BYTES_LIMIT: usize = 2 * 1024 * 1024;
 /// Most bytes of one written file kept in a record.
 pub const WRITTEN_CONTENT_LIMIT: usize = 1024 * 1024;
 /// Most written files kept in a record; more are only counted by the walk's own changes.
 pub const WRITTEN_FILE_LIMIT: usize = 64;
+/// Most bytes of written content kept in one record, all its files together: a file past it is
+/// kept with its size and digest, its content cut short and marked `truncated`. (Each written
+/// file fails the case by itself; its content is kept for the canary search.)
+pub const WRITTEN_TOTAL_LIMIT: usize = 4 * 1024 * 1024;
 
 /// One file the run left written (`CaseRecord::written`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -63,6 +63,42 @@ pub mod bounds {
     pub const MAX_CASE_FILL_BYTES: u64 = 64 * 1024 * 1024;
     /// All `fill` bytes of the matrix: each is hashed once per platform by the verifier.
     pub const MAX_MATRIX_FILL_BYTES: u64 = 256 * 1024 * 1024;
+    /// Nodes of one case's fixture tree, implied parents included: half of what one walk
+    /// records, so the walk before the run is always whole and the one after has room to see
+    /// what the candidate added.
+    pub const MAX_FIXTURE_NODES: usize = crate::evidence::WALK_NODE_LIMIT / 2;
+    /// Levels below its fixture root of one case's deepest fixture entry: half of how deep a
+    /// walk goes.
+    pub const MAX_FIXTURE_DEPTH: usize = crate::evidence::WALK_DEPTH_LIMIT / 2;
+    /// Path text of one case's fixture tree (every node's path, summed): half of what one walk
+    /// records.
+    pub const MAX_FIXTURE_PATH_BYTES: usize = crate::evidence::WALK_PATH_BYTES_LIMIT / 2;
+}
+
+/// What a walk of the tree `case` declares records: its nodes (declared entries and their
+/// implied parents, below the fixture roots), the deepest level below a root, and the bytes of
+/// path text. Paths below no fixture root are left out (validation refuses them).
+fn declared_walk_size(case: &Case) -> (usize, usize, usize) {
+    let mut nodes: BTreeSet<&str> = BTreeSet::new();
+    let mut depth = 0;
+    for entry in &case.fixture {
+        let path = entry_path(entry);
+        let Some(root) = layout::FIXTURE_ROOTS.iter().find(|root| {
+            path.strip_prefix(**root)
+                .is_some_and(|rest| rest.len() > 1 && rest.starts_with('/'))
+        }) else {
+            continue;
+        };
+        let below = &path[root.len() + 1..];
+        depth = depth.max(below.split('/').count());
+        // The entry, then each parent up to (not including) the root.
+        let mut node = path;
+        while node.len() > root.len() && nodes.insert(node) {
+            node = &node[..node.rfind('/').unwrap_or(0)];
+        }
+    }
+    let bytes = nodes.iter().map(|n| n.len()).sum();
+    (nodes.len(), depth, bytes)
 }
 
 /// Every bound of [`bounds`] the matrix exceeds; computed from counts and declared sizes alone
@@ -91,6 +127,16 @@ pub fn matrix_bound_failures(matrix: &Matrix) -> Vec<String> {
                 "case {at}: {} fixture entries, more than {MAX_FIXTURE_ENTRIES}",
                 case.fixture.len()
             ));
+        }
+        let (nodes, depth, path_bytes) = declared_walk_size(case);
+        for (what, count, bound) in [
+            ("fixture nodes (parents included)", nodes, MAX_FIXTURE_NODES),
+            ("levels of fixture below its root", depth, MAX_FIXTURE_DEPTH),
+            ("bytes of fixture paths", path_bytes, MAX_FIXTURE_PATH_BYTES),
+        ] {
+            if count > bound {
+                failures.push(format!("case {at}: {count} {what}, more than {bound}"));
+            }
         }
         let e = &case.expect;
         let items = [
@@ -203,9 +249,13 @@ fn invariants_against(
     if record.marker_present {
         failures.push(marker_failure());
     }
+    for problem in &record.fixtures_after_problems {
+        failures.push(format!("fixture walk after the run: {problem}"));
+    }
     failures.extend(fixture_change_failures(
         &record.fixtures_before,
         &record.fixtures_after,
+        record.fixtures_after_problems.is_empty(),
     ));
     failures.extend(canaries.failures(stdout, "stdout"));
     failures.extend(canaries.failures(stderr, "stderr"));
@@ -604,10 +654,13 @@ pub fn environment_failures(case: &Case, env: &[String]) -> Vec<String> {
     failures
 }
 
-/// Every path added, removed or changed between two walks of the fixture roots.
+/// Every path added, removed or changed between two walks of the fixture roots. When the walk
+/// after is not `whole` (it stopped at a bound or an unreadable entry), a path it did not reach
+/// is only said to be unseen: it may be there still.
 pub fn fixture_change_failures(
     before: &[FixtureObservation],
     after: &[FixtureObservation],
+    whole: bool,
 ) -> Vec<String> {
     let before: BTreeMap<&str, &FixtureObservation> =
         before.iter().map(|o| (o.path.as_str(), o)).collect();
@@ -616,7 +669,8 @@ pub fn fixture_change_failures(
     let mut failures = Vec::new();
     for (path, old) in &before {
         match after.get(path) {
-            None => failures.push(format!("fixture {path} removed")),
+            None if whole => failures.push(format!("fixture {path} removed")),
+            None => failures.push(format!("fixture {path} not seen after the run")),
             Some(new) if new != old => {
                 let mut what = Vec::new();
                 if new.kind != old.kind {
@@ -1281,6 +1335,7 @@ mod tests {
             stderr_sha256: sha256_hex(stderr),
             fixtures_before: walk.clone(),
             fixtures_after: walk,
+            fixtures_after_problems: vec![],
             marker_present: false,
             verdict: Verdict {
                 pass: true,
@@ -1338,6 +1393,31 @@ mod tests {
             vec![
                 "sentinel marker /tmp/scopebox-sentinel/fired present: a configured command was executed"
             ]
+        );
+    }
+
+    #[test]
+    fn an_incomplete_walk_after_fails_with_its_problems_and_does_not_call_unseen_paths_removed() {
+        let c = case();
+        let mut r = record(&c, b"", b"");
+        assert_eq!(failures_of(&c, b"", b"", &r), Vec::<String>::new());
+        // The walk stopped before it reached /work/p/.mcp.json (a tree too deep beside it).
+        r.fixtures_after.retain(|o| o.path != "/work/p/.mcp.json");
+        r.fixtures_after_problems =
+            vec!["/work/d/d: deeper than 64 levels below its fixture root".into()];
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "fixture walk after the run: /work/d/d: deeper than 64 levels below its fixture root",
+                "fixture /work/p/.mcp.json not seen after the run",
+            ]
+        );
+        // A problem fails the case by itself, even when everything the walk saw is unchanged.
+        let mut r = record(&c, b"", b"");
+        r.fixtures_after_problems = vec!["fixture root /work: mode 1777 -> 0000".into()];
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec!["fixture walk after the run: fixture root /work: mode 1777 -> 0000"]
         );
     }
 
@@ -2167,11 +2247,46 @@ mod tests {
             .collect();
         let m = matrix(vec![many_entries, fills]);
         let failures = matrix_bound_failures(&m);
-        assert_eq!(failures.len(), 2, "{failures:?}");
-        assert!(failures[0].contains("fixture entries, more than"));
-        assert!(failures[1].contains("fill files of 83886080 bytes"));
+        assert_eq!(failures.len(), 3, "{failures:?}");
+        assert!(failures[0].contains("4097 fixture entries, more than"));
+        assert!(failures[1].contains("4097 fixture nodes (parents included), more than 4096"));
+        assert!(failures[2].contains("fill files of 83886080 bytes"));
         assert_eq!(validate_matrix(&m).unwrap_err(), failures);
         assert!(matrix_bound_failures(&matrix(vec![case()])).is_empty());
+    }
+
+    /// The declared tree, implied parents included, must fit in half of what a walk records,
+    /// so the walk before the run is always whole.
+    #[test]
+    fn the_declared_tree_is_bounded_by_half_the_walk() {
+        let dir = |path: String| FixtureEntry::Dir { path, mode: None };
+        let bound = |fixture: Vec<FixtureEntry>| {
+            let mut c = case();
+            c.fixture = fixture;
+            matrix_bound_failures(&matrix(vec![c]))
+        };
+        // Depth: 32 levels below /work is the most; parents count as nodes.
+        let deep = |levels: usize| format!("/work{}", "/d".repeat(levels));
+        assert!(bound(vec![dir(deep(bounds::MAX_FIXTURE_DEPTH))]).is_empty());
+        assert_eq!(
+            bound(vec![dir(deep(bounds::MAX_FIXTURE_DEPTH + 1))]),
+            ["case present: 33 levels of fixture below its root, more than 32"]
+        );
+        // Nodes: 2,048 entries two levels down imply 2,048 parents, 4,096 nodes in all.
+        let pairs = |n: usize| (0..n).map(|i| dir(format!("/work/p{i}/c"))).collect();
+        assert!(bound(pairs(2_048)).is_empty());
+        assert_eq!(
+            bound(pairs(2_049)),
+            ["case present: 4098 fixture nodes (parents included), more than 4096"]
+        );
+        // Path text: paths of 1,011 bytes; 1,037 of them are within 1 MiB, 1,038 are not.
+        let long = |i: usize| dir(format!("/home/node/{i:04}{}", "x".repeat(996)));
+        assert!(bound((0..1_037).map(long).collect()).is_empty());
+        let failures = bound((0..1_038).map(long).collect());
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert!(failures[0].ends_with("bytes of fixture paths, more than 1048576"));
+        // Paths below no root are left to validation, not counted.
+        assert!(bound(vec![dir(format!("/elsewhere{}", "/d".repeat(40)))]).is_empty());
     }
 
     #[test]

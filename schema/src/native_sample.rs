@@ -311,6 +311,7 @@ fn write_run(
         stderr_sha256: sha256_hex(&inv_err),
         fixtures_before: tree.clone(),
         fixtures_after: tree,
+        fixtures_after_problems: vec![],
         marker_present: false,
         verdict: crate::evidence::Verdict {
             pass: true,
