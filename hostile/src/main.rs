@@ -84,10 +84,8 @@ fn main() {
         "deep-tree" => deep_tree(3_000),
         "lock-roots" => {
             for root in FIXTURE_ROOTS {
-                let _ = std::fs::set_permissions(
-                    root,
-                    std::os::unix::fs::PermissionsExt::from_mode(0),
-                );
+                let _ =
+                    std::fs::set_permissions(root, std::os::unix::fs::PermissionsExt::from_mode(0));
             }
         }
         "kill-runner" => kill(std::os::unix::process::parent_id() as i32),

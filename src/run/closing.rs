@@ -6,7 +6,9 @@
 //! never decide an outcome or a verdict: it renders the ones it is given.
 
 use crate::exit::Outcome;
+use crate::receipt::Conclusion;
 use scopebox_receipts::verify::{BundleError, Report};
+use scopebox_schema::receipt::Receipt;
 use scopebox_terminal::escape;
 use std::path::Path;
 
@@ -40,7 +42,50 @@ pub struct Closing<'a> {
     pub verification: &'a Result<Report, BundleError>,
 }
 
-impl Closing<'_> {
+impl<'a> Closing<'a> {
+    /// The report of a run that wrote `receipt`, from the receipt's platforms with their
+    /// `conclusions` (in the same order) and the bundle's `verification`.
+    pub fn of_receipt(
+        outcome: Outcome,
+        interrupted: bool,
+        receipt: &'a Receipt,
+        conclusions: &'a [Conclusion],
+        bundle: &'a Path,
+        seconds: f64,
+        verification: &'a Result<Report, BundleError>,
+    ) -> Closing<'a> {
+        Closing {
+            outcome,
+            interrupted,
+            platforms: receipt
+                .platforms
+                .iter()
+                .zip(conclusions)
+                .map(|(run, conclusion)| PlatformClosing {
+                    platform: run.platform.name(),
+                    emulated: run.emulated,
+                    passed: conclusion.passed,
+                    total: conclusion.total,
+                    problems: &conclusion.problems,
+                    boundary_met: run.boundary.applied_meets_policy
+                        && run.boundary.observed_meets_policy,
+                    controls_ok: scopebox_schema::judge::control_failures(&run.controls).is_empty(),
+                    cleaned_up: run.cleanup.container_removed && run.cleanup.volume_removed,
+                })
+                .collect(),
+            not_covered: receipt
+                .not_covered
+                .iter()
+                .map(|n| n.platform.name())
+                .collect(),
+            cases_passed: receipt.summary.cases_passed,
+            cases: receipt.summary.cases,
+            bundle,
+            seconds,
+            verification,
+        }
+    }
+
     /// The report's lines, in order, each ready to print.
     pub fn lines(&self) -> Vec<String> {
         let mut lines = Vec::new();

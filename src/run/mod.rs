@@ -31,9 +31,11 @@ use crate::progress::Progress;
 use crate::receipt::{self, Conclusion, Times};
 use crate::toolchain;
 use futures_util::StreamExt;
+use scopebox_receipts::image::Recipe;
 use scopebox_schema::evidence::{Shard, MAX_SHARDS, SHARD_ENV};
 use scopebox_schema::matrix::Matrix;
 use scopebox_schema::platform::Platform;
+use scopebox_schema::policy::BoundaryPolicy;
 use scopebox_schema::receipt::{Execution, NotCovered, EVIDENCE_DIR};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -471,7 +473,7 @@ struct Built {
     candidate_from_source: bool,
     runner: Vec<u8>,
     sentinel: Vec<u8>,
-    witnesses: Vec<(String, Vec<u8>)>,
+    witnesses: Witnesses,
     image: image::Image,
 }
 
@@ -560,53 +562,17 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         toolchain::build_shipped(&root, priority).await?;
         Ok::<_, CommandError>(clock.elapsed())
     };
-    let ask_engine = async {
-        let engine = reach_engine().await?;
-        let info = bounded("ask the Docker engine about itself", engine.info()).await?;
-        let engine_platform = Platform::from_machine(&info.architecture);
-
-        // Probe every platform the engine would have to emulate, before any image is made.
-        let unrunnable: Vec<Platform> = std::env::var(UNRUNNABLE_FOR_TESTS_ENV)
-            .unwrap_or_default()
-            .split(',')
-            .filter_map(Platform::parse)
-            .collect();
-        let mut covered = Vec::new();
-        let mut not_covered = Vec::new();
-        for &platform in &selection.platforms {
-            let forced = unrunnable.contains(&platform);
-            if engine_platform == Some(platform) && !forced {
-                covered.push(platform);
-                continue;
-            }
-            match probe(&engine, platform, &run_id, forced).await? {
-                Probe::Runs => covered.push(platform),
-                Probe::Cannot(detail) => {
-                    let reason = cannot_run_reason(platform, &info.architecture, &detail);
-                    if selection.required {
-                        return Err(CommandError::PlatformUnavailable { platform, reason });
-                    }
-                    eprintln!("scopebox: NOT COVERED {platform}: {reason}");
-                    not_covered.push(NotCovered { platform, reason });
-                }
-            }
-        }
-        if covered.is_empty() {
-            let n = not_covered.remove(0);
-            return Err(CommandError::PlatformUnavailable {
-                platform: n.platform,
-                reason: n.reason,
-            });
-        }
-        // What the candidates are built from: the source revision, read while cargo checks or
-        // builds it (cargo writes only under target/, which the revision's status ignores).
-        let origins: Vec<(Platform, bool)> = covered.iter().map(|&p| (p, built_here(p))).collect();
-        let checkout = checkout.await.expect("reading the checkout never panics");
-        let provenance = crate::provenance::gather(checkout, &info, &origins);
-        Ok::<_, CommandError>((engine, info, covered, not_covered, provenance))
-    };
-    let ((engine, info, covered, not_covered, provenance), building) =
-        engine_first(ask_engine, build).await?;
+    let ask_engine = ask_engine(&selection, &run_id, &given, checkout);
+    let (
+        EngineAnswer {
+            engine,
+            info,
+            covered,
+            not_covered,
+            provenance,
+        },
+        building,
+    ) = engine_first(ask_engine, build).await?;
     let engine_platform = Platform::from_machine(&info.architecture);
     phases.lap("engine");
 
@@ -642,95 +608,18 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
             None => Duration::ZERO,
         };
         let pack_clock = Instant::now();
-        let mut given = given;
-        // Each platform's candidate packed (compressed) on a thread of its own.
-        let given_per_platform: Vec<Option<Candidate>> = covered
-            .iter()
-            .map(|&p| {
-                given
-                    .iter()
-                    .position(|c| c.platform == p)
-                    .map(|i| given.swap_remove(i))
-            })
-            .collect();
-        let built = std::thread::scope(|scope| {
-            let workers: Vec<_> = covered
-                .iter()
-                .zip(given_per_platform)
-                .map(|(&platform, candidate)| {
-                    let root = &root;
-                    scope.spawn(move || {
-                        let from_source = candidate.is_none();
-                        let candidate = match candidate {
-                            Some(c) => c,
-                            None => crate::pack::built_candidate(root, platform)?,
-                        };
-                        let runner = toolchain::read_bin(root, platform, toolchain::RUNNER_BIN)?;
-                        let sentinel =
-                            toolchain::read_bin(root, platform, toolchain::SENTINEL_BIN)?;
-                        Ok::<_, CommandError>((platform, candidate, from_source, runner, sentinel))
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| w.join().expect("packing never panics"))
-                .collect::<Result<Vec<_>, _>>()
-        })?;
-        // Every image carries the witness of every machine (none until the witness exists).
-        let mut witnesses = Vec::new();
-        if let Some(bin) = toolchain::WITNESS_BIN {
-            for platform in Platform::ALL {
-                witnesses.push((
-                    platform.machine().to_string(),
-                    toolchain::read_bin(&root, platform, bin)?,
-                ));
-            }
-        }
+        let (packed, witnesses) = pack_platforms(&root, &covered, given)?;
         let pack_ms = (build_time + pack_clock.elapsed()).as_millis() as u64;
-
         let image_clock = Instant::now();
-        let mut images = Vec::new();
-        for (platform, candidate, candidate_from_source, runner, sentinel) in built {
-            let witness_refs: Vec<image::WitnessBinary> = witnesses
-                .iter()
-                .map(|(machine, bytes)| image::WitnessBinary { machine, bytes })
-                .collect();
-            let image = image::build(
-                &recipe,
-                &recipe_bytes,
-                &image::Contents {
-                    platform,
-                    candidate: &candidate.files,
-                    runner: &runner,
-                    sentinel: &sentinel,
-                    matrix: &matrix_bytes,
-                    witnesses: &witness_refs,
-                },
-            )
-            .map_err(image::ImageError::from)?;
-            let loaded = ensure_image(&engine, &image).await?;
-            eprintln!(
-                "scopebox: image {} for {platform} ({}{})",
-                image.id,
-                image.tag,
-                match loaded {
-                    Loaded::Reused => ", already loaded",
-                    Loaded::Now(IdMatch::ConfigDigest) => ", loaded",
-                    Loaded::Now(IdMatch::ManifestDigest) =>
-                        ", loaded; the engine names it by manifest digest",
-                }
-            );
-            images.push(Built {
-                platform,
-                candidate,
-                candidate_from_source,
-                runner,
-                sentinel,
-                witnesses: witnesses.clone(),
-                image,
-            });
-        }
+        let images = load_images(
+            &engine,
+            &recipe,
+            &recipe_bytes,
+            &matrix_bytes,
+            packed,
+            &witnesses,
+        )
+        .await?;
         let image_ms = image_clock.elapsed().as_millis() as u64;
         let sweep_clock = Instant::now();
         let swept = sweep_stale(&engine, false, owner_is_live).await?;
@@ -809,40 +698,16 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
             )
         })
         .collect();
-    let mut plans: Vec<Plan> = Vec::new();
-    let mut plan_shards: Vec<Shard> = Vec::new();
-    for (b, &shards) in built.iter().zip(&shards_per_platform) {
-        for index in 0..shards {
-            let shard = Shard { index, of: shards };
-            let names = Names::for_shard(&run_id, b.platform, index);
-            let labels = boundary::shard_labels(&run_id, b.platform, index, args.keep_on_failure);
-            let mut sandbox = boundary::sandbox(
-                &policy,
-                &b.image.id,
-                b.platform,
-                &names.volume,
-                &labels,
-                Some(engine_machine),
-            );
-            if !shard.is_whole() {
-                sandbox.env.push((SHARD_ENV.to_string(), shard.text()));
-            }
-            plans.push(Plan {
-                platform: b.platform.name().to_string(),
-                sandbox,
-                names,
-                labels,
-                image_id: b.image.id.clone(),
-                deadline: Duration::from_secs(args.deadline),
-                keep_on_failure: args.keep_on_failure,
-                origin: tokio::time::Instant::from_std(clock),
-                evidence_dest: Some(
-                    receipt::container_dir(&out, b.platform, index).join(EVIDENCE_DIR),
-                ),
-            });
-            plan_shards.push(shard);
-        }
-    }
+    let (plans, plan_shards) = plan_containers(
+        args,
+        &policy,
+        &run_id,
+        &out,
+        &built,
+        &shards_per_platform,
+        engine_machine,
+        clock,
+    );
     for (plan, shard) in plans.iter().zip(&plan_shards) {
         eprintln!(
             "scopebox: running {} case(s) of {} on {} in container {} (deadline {} s)",
@@ -1034,80 +899,338 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     } else {
         Outcome::Failed
     };
-    let closing = closing::Closing {
+    let closing = closing::Closing::of_receipt(
         outcome,
-        interrupted: any_interrupted,
-        platforms: receipt
-            .platforms
-            .iter()
-            .zip(&conclusions)
-            .map(|(run, conclusion)| closing::PlatformClosing {
-                platform: run.platform.name(),
-                emulated: run.emulated,
-                passed: conclusion.passed,
-                total: conclusion.total,
-                problems: &conclusion.problems,
-                boundary_met: run.boundary.applied_meets_policy
-                    && run.boundary.observed_meets_policy,
-                controls_ok: scopebox_schema::judge::control_failures(&run.controls).is_empty(),
-                cleaned_up: run.cleanup.container_removed && run.cleanup.volume_removed,
-            })
-            .collect(),
-        not_covered: receipt
-            .not_covered
-            .iter()
-            .map(|n| n.platform.name())
-            .collect(),
-        cases_passed: receipt.summary.cases_passed,
-        cases: receipt.summary.cases,
-        bundle: &out,
-        seconds: clock.elapsed().as_secs_f64(),
-        verification: &verification,
-    };
+        any_interrupted,
+        &receipt,
+        &conclusions,
+        &out,
+        clock.elapsed().as_secs_f64(),
+        &verification,
+    );
     for line in closing.lines() {
         eprintln!("{line}");
     }
-    let receipt_path = out.join(scopebox_schema::receipt::RECEIPT_FILE);
     if args.json {
-        let platforms: Vec<serde_json::Value> = receipt
-            .platforms
-            .iter()
-            .zip(&conclusions)
-            .map(|(run, c)| {
-                serde_json::json!({
-                    "platform": run.platform,
-                    "emulated": run.emulated,
-                    "imageId": run.inputs.image_id,
-                    "candidateSha256": run.inputs.candidate_archive.sha256,
-                    "candidateArchive": run.inputs.candidate_archive.name,
-                    "cases": {"total": c.total, "passed": c.passed},
-                    "problems": c.problems,
-                })
-            })
-            .collect();
-        let mut summary = serde_json::json!({
-            "ok": outcome == Outcome::Passed,
-            "exitCode": crate::exit::code(&Ok(outcome)),
-            "outcome": crate::exit::outcome_name(outcome),
-            "bundle": out,
-            "receipt": receipt_path,
-            "junit": out.join(crate::junit::JUNIT_FILE),
-            "archive": args.archive,
-            "verified": verified,
-            "runId": run_id,
-            "engineArchitecture": info.architecture,
-            "platforms": platforms,
-            "notCovered": receipt.not_covered,
-            "cases": {"total": receipt.summary.cases, "passed": receipt.summary.cases_passed},
-            "seconds": clock.elapsed().as_secs_f64(),
-            "phasesMs": phases.to_json(),
+        let summary = json_summary(JsonSummary {
+            outcome,
+            receipt: &receipt,
+            conclusions: &conclusions,
+            out: &out,
+            archive: args.archive.as_deref(),
+            verified,
+            engine_architecture: &info.architecture,
+            seconds: clock.elapsed().as_secs_f64(),
+            phases: phases.to_json(),
+            interrupted: any_interrupted,
         });
-        if any_interrupted {
-            summary["message"] = "interrupted: evidence not exported".into();
-        }
         crate::exit::print_summary(&summary);
     }
     Ok(Attempt::Finished(outcome))
+}
+
+/// What the engine answered before anything was made for a run.
+struct EngineAnswer {
+    engine: DockerEngine,
+    info: crate::engine::EngineInfo,
+    /// The selected platforms it can run, in order.
+    covered: Vec<Platform>,
+    /// The selected platforms it cannot run, each with why (only when none was required).
+    not_covered: Vec<NotCovered>,
+    provenance: scopebox_schema::receipt::Provenance,
+}
+
+/// Reaches the engine, asks it about itself and probes every selected platform it would have
+/// to emulate, before any image is made: a required platform it cannot run refuses the run, as
+/// does a selection of which it can run none. Then the provenance, from the checkout (read
+/// meanwhile) and which covered platforms' candidates are built here (none was `given`).
+async fn ask_engine(
+    selection: &Selection,
+    run_id: &str,
+    given: &[Candidate],
+    checkout: tokio::task::JoinHandle<crate::provenance::Checkout>,
+) -> Result<EngineAnswer, CommandError> {
+    let built_here = |p: Platform| !given.iter().any(|c| c.platform == p);
+    let engine = reach_engine().await?;
+    let info = bounded("ask the Docker engine about itself", engine.info()).await?;
+    let engine_platform = Platform::from_machine(&info.architecture);
+
+    // Probe every platform the engine would have to emulate, before any image is made.
+    let unrunnable: Vec<Platform> = std::env::var(UNRUNNABLE_FOR_TESTS_ENV)
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(Platform::parse)
+        .collect();
+    let mut covered = Vec::new();
+    let mut not_covered = Vec::new();
+    for &platform in &selection.platforms {
+        let forced = unrunnable.contains(&platform);
+        if engine_platform == Some(platform) && !forced {
+            covered.push(platform);
+            continue;
+        }
+        match probe(&engine, platform, run_id, forced).await? {
+            Probe::Runs => covered.push(platform),
+            Probe::Cannot(detail) => {
+                let reason = cannot_run_reason(platform, &info.architecture, &detail);
+                if selection.required {
+                    return Err(CommandError::PlatformUnavailable { platform, reason });
+                }
+                eprintln!("scopebox: NOT COVERED {platform}: {reason}");
+                not_covered.push(NotCovered { platform, reason });
+            }
+        }
+    }
+    if covered.is_empty() {
+        let n = not_covered.remove(0);
+        return Err(CommandError::PlatformUnavailable {
+            platform: n.platform,
+            reason: n.reason,
+        });
+    }
+    // What the candidates are built from: the source revision, read while cargo checks or
+    // builds it (cargo writes only under target/, which the revision's status ignores).
+    let origins: Vec<(Platform, bool)> = covered.iter().map(|&p| (p, built_here(p))).collect();
+    let checkout = checkout.await.expect("reading the checkout never panics");
+    let provenance = crate::provenance::gather(checkout, &info, &origins);
+    Ok(EngineAnswer {
+        engine,
+        info,
+        covered,
+        not_covered,
+        provenance,
+    })
+}
+
+/// The witness binary of every machine, by machine name (`x86_64`, `aarch64`).
+type Witnesses = Vec<(String, Vec<u8>)>;
+
+/// One platform's candidate and harness binaries, read (and the candidate packed) from the
+/// workspace's build unless the candidate was given.
+struct Packed {
+    platform: Platform,
+    candidate: Candidate,
+    candidate_from_source: bool,
+    runner: Vec<u8>,
+    sentinel: Vec<u8>,
+}
+
+/// Every covered platform's `Packed`, each packed (compressed) on a thread of its own, in the
+/// order of `covered`; and the witness of every machine (by machine name), which every image
+/// carries.
+fn pack_platforms(
+    root: &Path,
+    covered: &[Platform],
+    mut given: Vec<Candidate>,
+) -> Result<(Vec<Packed>, Witnesses), CommandError> {
+    let given_per_platform: Vec<Option<Candidate>> = covered
+        .iter()
+        .map(|&p| {
+            given
+                .iter()
+                .position(|c| c.platform == p)
+                .map(|i| given.swap_remove(i))
+        })
+        .collect();
+    let packed = std::thread::scope(|scope| {
+        let workers: Vec<_> = covered
+            .iter()
+            .zip(given_per_platform)
+            .map(|(&platform, candidate)| {
+                scope.spawn(move || {
+                    let candidate_from_source = candidate.is_none();
+                    let candidate = match candidate {
+                        Some(c) => c,
+                        None => crate::pack::built_candidate(root, platform)?,
+                    };
+                    Ok::<_, CommandError>(Packed {
+                        platform,
+                        candidate,
+                        candidate_from_source,
+                        runner: toolchain::read_bin(root, platform, toolchain::RUNNER_BIN)?,
+                        sentinel: toolchain::read_bin(root, platform, toolchain::SENTINEL_BIN)?,
+                    })
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("packing never panics"))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    let mut witnesses = Vec::new();
+    if let Some(bin) = toolchain::WITNESS_BIN {
+        for platform in Platform::ALL {
+            witnesses.push((
+                platform.machine().to_string(),
+                toolchain::read_bin(root, platform, bin)?,
+            ));
+        }
+    }
+    Ok((packed, witnesses))
+}
+
+/// Each platform's image built from its `Packed` binaries, the matrix and the witnesses, and
+/// loaded into the engine unless it is there already (said on stderr, one line each).
+async fn load_images<E: Engine>(
+    engine: &E,
+    recipe: &Recipe,
+    recipe_bytes: &[u8],
+    matrix_bytes: &[u8],
+    packed: Vec<Packed>,
+    witnesses: &[(String, Vec<u8>)],
+) -> Result<Vec<Built>, CommandError> {
+    let witness_refs: Vec<image::WitnessBinary> = witnesses
+        .iter()
+        .map(|(machine, bytes)| image::WitnessBinary { machine, bytes })
+        .collect();
+    let mut images = Vec::new();
+    for p in packed {
+        let platform = p.platform;
+        let image = image::build(
+            recipe,
+            recipe_bytes,
+            &image::Contents {
+                platform,
+                candidate: &p.candidate.files,
+                runner: &p.runner,
+                sentinel: &p.sentinel,
+                matrix: matrix_bytes,
+                witnesses: &witness_refs,
+            },
+        )
+        .map_err(image::ImageError::from)?;
+        let loaded = ensure_image(engine, &image).await?;
+        eprintln!(
+            "scopebox: image {} for {platform} ({}{})",
+            image.id,
+            image.tag,
+            match loaded {
+                Loaded::Reused => ", already loaded",
+                Loaded::Now(IdMatch::ConfigDigest) => ", loaded",
+                Loaded::Now(IdMatch::ManifestDigest) =>
+                    ", loaded; the engine names it by manifest digest",
+            }
+        );
+        images.push(Built {
+            platform,
+            candidate: p.candidate,
+            candidate_from_source: p.candidate_from_source,
+            runner: p.runner,
+            sentinel: p.sentinel,
+            witnesses: witnesses.to_vec(),
+            image,
+        });
+    }
+    Ok(images)
+}
+
+/// Every container of the run: each platform's matrix split across `shards_per_platform`
+/// containers of its image (cases by position modulo their count), with its names, labels,
+/// sandbox and where its evidence lands in the bundle `out`; and each one's shard.
+#[allow(clippy::too_many_arguments)]
+fn plan_containers(
+    args: &RunArgs,
+    policy: &BoundaryPolicy,
+    run_id: &str,
+    out: &Path,
+    built: &[Built],
+    shards_per_platform: &[usize],
+    engine_machine: &str,
+    clock: Instant,
+) -> (Vec<Plan>, Vec<Shard>) {
+    let mut plans: Vec<Plan> = Vec::new();
+    let mut plan_shards: Vec<Shard> = Vec::new();
+    for (b, &shards) in built.iter().zip(shards_per_platform) {
+        for index in 0..shards {
+            let shard = Shard { index, of: shards };
+            let names = Names::for_shard(run_id, b.platform, index);
+            let labels = boundary::shard_labels(run_id, b.platform, index, args.keep_on_failure);
+            let mut sandbox = boundary::sandbox(
+                policy,
+                &b.image.id,
+                b.platform,
+                &names.volume,
+                &labels,
+                Some(engine_machine),
+            );
+            if !shard.is_whole() {
+                sandbox.env.push((SHARD_ENV.to_string(), shard.text()));
+            }
+            plans.push(Plan {
+                platform: b.platform.name().to_string(),
+                sandbox,
+                names,
+                labels,
+                image_id: b.image.id.clone(),
+                deadline: Duration::from_secs(args.deadline),
+                keep_on_failure: args.keep_on_failure,
+                origin: tokio::time::Instant::from_std(clock),
+                evidence_dest: Some(
+                    receipt::container_dir(out, b.platform, index).join(EVIDENCE_DIR),
+                ),
+            });
+            plan_shards.push(shard);
+        }
+    }
+    (plans, plan_shards)
+}
+
+/// What the `--json` summary of a finished run is made from.
+struct JsonSummary<'a> {
+    outcome: Outcome,
+    receipt: &'a scopebox_schema::receipt::Receipt,
+    conclusions: &'a [Conclusion],
+    out: &'a Path,
+    archive: Option<&'a Path>,
+    verified: bool,
+    engine_architecture: &'a str,
+    seconds: f64,
+    phases: serde_json::Value,
+    interrupted: bool,
+}
+
+/// The `--json` summary of a finished run: where its bundle, receipt, junit and archive are,
+/// whether it verified, and per platform its image, candidate and cases.
+fn json_summary(s: JsonSummary<'_>) -> serde_json::Value {
+    let platforms: Vec<serde_json::Value> = s
+        .receipt
+        .platforms
+        .iter()
+        .zip(s.conclusions)
+        .map(|(run, c)| {
+            serde_json::json!({
+                "platform": run.platform,
+                "emulated": run.emulated,
+                "imageId": run.inputs.image_id,
+                "candidateSha256": run.inputs.candidate_archive.sha256,
+                "candidateArchive": run.inputs.candidate_archive.name,
+                "cases": {"total": c.total, "passed": c.passed},
+                "problems": c.problems,
+            })
+        })
+        .collect();
+    let mut summary = serde_json::json!({
+        "ok": s.outcome == Outcome::Passed,
+        "exitCode": crate::exit::code(&Ok(s.outcome)),
+        "outcome": crate::exit::outcome_name(s.outcome),
+        "bundle": s.out,
+        "receipt": s.out.join(scopebox_schema::receipt::RECEIPT_FILE),
+        "junit": s.out.join(crate::junit::JUNIT_FILE),
+        "archive": s.archive,
+        "verified": s.verified,
+        "runId": s.receipt.run_id,
+        "engineArchitecture": s.engine_architecture,
+        "platforms": platforms,
+        "notCovered": s.receipt.not_covered,
+        "cases": {"total": s.receipt.summary.cases, "passed": s.receipt.summary.cases_passed},
+        "seconds": s.seconds,
+        "phasesMs": s.phases,
+    });
+    if s.interrupted {
+        summary["message"] = "interrupted: evidence not exported".into();
+    }
+    summary
 }
 
 /// One platform's judged containers: their lifecycle records (with any extraction problem
