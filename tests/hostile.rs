@@ -289,6 +289,16 @@ fn assert_fails_closed(attack: &str, check: &str, reason: &str) {
     assert!(crate::support::labelled(&format!("scopebox.run={id}")).is_empty());
 }
 
+pub fn a_candidate_that_empties_and_moves_the_journal_fails_the_run_closed() {
+    // truncate(2) and rename(2) open nothing, so the witness has nothing to report: the runner
+    // finds it when it finishes the journal, and says so instead of finishing it.
+    assert_fails_closed(
+        "truncate-journal",
+        "linux-amd64/execution.completed",
+        "the runner stopped: harness: failed to finish /evidence/journal.tar: its path names nothing (No such file or directory (os error 2)): something else than the runner changed the case journal",
+    );
+}
+
 pub fn a_candidate_that_kills_the_runner_fails_the_run_closed() {
     assert_fails_closed(
         "kill-runner",

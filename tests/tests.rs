@@ -104,6 +104,7 @@ fn main() {
         Engine hostile::a_canary_written_to_a_file_in_tmp_and_deleted_is_caught_by_the_witness,
         Engine hostile::a_file_named_with_terminal_escapes_is_caught_and_never_printed_raw,
         Engine hostile::a_flood_of_files_is_caught_and_reported_within_bounds,
+        Engine hostile::a_candidate_that_empties_and_moves_the_journal_fails_the_run_closed,
         Engine hostile::a_candidate_that_kills_the_runner_fails_the_run_closed,
         Engine hostile::a_tree_deeper_than_a_path_can_name_is_caught_and_cleared,
         Engine hostile::fixture_roots_locked_by_the_candidate_are_caught_and_given_back,

@@ -8,7 +8,12 @@
 //! normally closes the stream with the two zero blocks of a tar trailer; a runner killed at
 //! the deadline leaves it without one, and whatever complete entries it holds are still
 //! evidence. Only the runner writes it, opened once (close-on-exec, append-only); it never
-//! interprets what it carries.
+//! interprets what it carries. A candidate runs with the runner's uid and can reach the volume:
+//! it cannot append without an open for writing (which the kernel witness reports), but it can
+//! empty the journal with `truncate(2)` or move it aside with `rename(2)`, which open nothing. So
+//! `finish` checks, before the trailer, that the journal at its path is still the file the
+//! runner opened and holds exactly what the runner wrote, and fails the run naming what it found
+//! otherwise.
 
 use crate::case::CaseOutcome;
 use crate::{HarnessError, IoContext};
@@ -22,6 +27,8 @@ pub use scopebox_schema::evidence::{JOURNAL_FILE, JOURNAL_TRAILER_BYTES};
 pub struct Journal {
     file: std::fs::File,
     path: PathBuf,
+    /// Bytes the runner wrote to it so far.
+    written: u64,
 }
 
 impl Journal {
@@ -35,6 +42,7 @@ impl Journal {
         Ok(Journal {
             file,
             path: path.to_path_buf(),
+            written: 0,
         })
     }
 
@@ -54,14 +62,48 @@ impl Journal {
         }
         // The entries only: the trailer `Builder` would add on drop goes to the empty buffer.
         let bytes = std::mem::take(chunk.get_mut());
-        self.file.write_all(&bytes).at("append to", &self.path)
+        self.file.write_all(&bytes).at("append to", &self.path)?;
+        self.written += bytes.len() as u64;
+        Ok(())
     }
 
-    /// Ends the stream with the tar trailer (two zero blocks).
+    /// Ends the stream with the tar trailer (two zero blocks), once it is clear that the
+    /// journal at its path is the file the runner opened, holding exactly what it wrote.
     pub fn finish(mut self) -> Result<(), HarnessError> {
+        self.check_untouched()?;
         self.file
             .write_all(&[0u8; JOURNAL_TRAILER_BYTES])
             .at("finish", &self.path)
+    }
+
+    /// Whether anything but the runner changed the journal: its size, or what its path names.
+    fn check_untouched(&self) -> Result<(), HarnessError> {
+        use std::os::unix::fs::MetadataExt;
+        let tampered = |what: String| {
+            HarnessError::new(
+                "finish",
+                &self.path,
+                std::io::Error::other(format!(
+                    "{what}: something else than the runner changed the case journal while cases ran (a candidate can reach the evidence volume)"
+                )),
+            )
+        };
+        let open = self.file.metadata().at("inspect", &self.path)?;
+        if open.len() != self.written {
+            return Err(tampered(format!(
+                "it holds {} bytes where the runner wrote {}",
+                open.len(),
+                self.written
+            )));
+        }
+        let named = match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) => (meta.dev(), meta.ino()),
+            Err(e) => return Err(tampered(format!("its path names nothing ({e})"))),
+        };
+        if named != (open.dev(), open.ino()) {
+            return Err(tampered("its path names another file".to_string()));
+        }
+        Ok(())
     }
 }
 
@@ -141,6 +183,70 @@ mod tests {
         assert_eq!(got[1].1, b"err");
         assert_eq!(got[2].1, crate::case::pretty_json(&a.record));
         assert!(got[3].1.is_empty());
+    }
+
+    /// What a candidate can do to the journal without opening it (`truncate(2)`, `rename(2)`,
+    /// both): each is found when the journal is finished, and no trailer is written.
+    #[test]
+    fn a_journal_emptied_or_moved_behind_the_runner_is_refused_at_its_end() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join(JOURNAL_FILE);
+        let moved = t.path().join("moved");
+        type Attack = fn(&Path, &Path);
+        let attacks: [(&str, Attack, &str); 4] = [
+            (
+                "emptied",
+                |p, _| {
+                    std::fs::File::options()
+                        .write(true)
+                        .open(p)
+                        .unwrap()
+                        .set_len(0)
+                        .unwrap()
+                },
+                "it holds 0 bytes where the runner wrote",
+            ),
+            (
+                "moved",
+                |p, m| std::fs::rename(p, m).unwrap(),
+                "its path names nothing",
+            ),
+            (
+                "replaced by a copy",
+                |p, m| {
+                    std::fs::copy(p, m).unwrap();
+                    std::fs::rename(m, p).unwrap();
+                },
+                "its path names another file",
+            ),
+            (
+                "grown",
+                |p, _| {
+                    let mut f = std::fs::File::options().append(true).open(p).unwrap();
+                    f.write_all(b"forged").unwrap();
+                },
+                "bytes where the runner wrote",
+            ),
+        ];
+        for (what, attack, expected) in attacks {
+            let _ = std::fs::remove_file(&path);
+            let mut j = Journal::create(&path).unwrap();
+            j.append_outcome("cases/a", &outcome("a", b"out-a"))
+                .unwrap();
+            attack(&path, &moved);
+            let err = j.finish().unwrap_err().source.to_string();
+            assert!(err.contains(expected), "{what}: {err}");
+            assert!(
+                err.contains("something else than the runner changed"),
+                "{what}"
+            );
+        }
+        // Untouched, it finishes as always.
+        let _ = std::fs::remove_file(&path);
+        let mut j = Journal::create(&path).unwrap();
+        j.append_outcome("cases/a", &outcome("a", b"out-a"))
+            .unwrap();
+        j.finish().unwrap();
     }
 
     #[test]

@@ -132,7 +132,11 @@ pub fn run(
         Err(e) => {
             let message = format!("failed to {e}: {}", e.source);
             let _ = writeln!(progress, "error: {message}");
-            if e.path.starts_with(&layout.evidence_dir) {
+            let unwritable = matches!(
+                e.source.kind(),
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+            );
+            if unwritable && e.path.starts_with(&layout.evidence_dir) {
                 let _ = writeln!(
                     progress,
                     "hint: {} must be the evidence volume, writable by uid 1000 (an image directory owned 1000:1000)",

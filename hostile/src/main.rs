@@ -16,6 +16,8 @@
 //!   from the root (PATH_MAX), for whatever walks and clears the fixture roots;
 //! - `lock-roots`: takes every permission off each fixture root it owns (`chmod 000`), so that
 //!   whatever walks or clears them next is shut out;
+//! - `truncate-journal`: empties the runner's case journal on the evidence volume with
+//!   `truncate(2)` and moves it aside with `rename(2)` — by path, opening nothing;
 //! - `kill-runner`: kills its parent, the runner, with SIGKILL;
 //! - `kill-witness`: kills its grandparent, the kernel witness that supervises the runner;
 //! - `file-flood`: leaves 5,000 empty files with long names in /work (for the size of what
@@ -34,6 +36,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The runner's case journal on the evidence volume (`scopebox_schema::evidence::JOURNAL_FILE`
+/// below `layout::EVIDENCE_DIR`).
+const JOURNAL: &str = "/evidence/journal.tar";
 
 /// The fixture roots of the evidence container (`scopebox_schema::layout::FIXTURE_ROOTS`).
 const FIXTURE_ROOTS: [&str; 5] = [
@@ -87,6 +93,12 @@ fn main() {
                 let _ =
                     std::fs::set_permissions(root, std::os::unix::fs::PermissionsExt::from_mode(0));
             }
+        }
+        "truncate-journal" => {
+            let journal = CString::new(JOURNAL).expect("no NUL");
+            // SAFETY: truncate takes a NUL-terminated path; an error is only a return value.
+            unsafe { libc::truncate(journal.as_ptr(), 0) };
+            let _ = std::fs::rename(JOURNAL, format!("{JOURNAL}.moved"));
         }
         "kill-runner" => kill(std::os::unix::process::parent_id() as i32),
         "kill-witness" => kill(parent_of(std::os::unix::process::parent_id())),

@@ -97,11 +97,15 @@ pub(crate) fn check(p: &PlatformContext, checks: &mut Checks) {
     }
     let error_path = format!("{EVIDENCE_DIR}/{ERROR_FILE}");
     if p.has(&error_path) {
-        let detail = p
-            .parse::<RunError>(&error_path)
-            .map(|err| format!("{}: {}", err.kind, err.message))
-            .unwrap_or_else(|e| e);
-        completed.push(format!("the runner refused to run: {detail}"));
+        // A harness failure stops a run under way; every other kind refuses it before a case.
+        let line = match p.parse::<RunError>(&error_path) {
+            Ok(err) if err.kind == "harness" => {
+                format!("the runner stopped: {}: {}", err.kind, err.message)
+            }
+            Ok(err) => format!("the runner refused to run: {}: {}", err.kind, err.message),
+            Err(e) => format!("the runner refused to run: {e}"),
+        };
+        completed.push(line);
     }
     match p.parse::<Value>(CONTAINER_INSPECT_FILE) {
         Err(err) => completed.push(err),
