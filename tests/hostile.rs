@@ -299,6 +299,16 @@ pub fn a_candidate_that_empties_and_moves_the_journal_fails_the_run_closed() {
     );
 }
 
+pub fn a_fifo_planted_where_the_runner_writes_its_summary_fails_the_run_closed_at_once() {
+    // mknod(2) opens nothing; a plain write of the summary would then wait for a reader until
+    // the deadline (180 s). Evidence files are created new, so it is refused at once.
+    assert_fails_closed(
+        "plant-summary",
+        "linux-amd64/execution.completed",
+        "the runner stopped: harness: failed to write /evidence/summary.json: something is at its path already",
+    );
+}
+
 pub fn a_candidate_that_kills_the_runner_fails_the_run_closed() {
     assert_fails_closed(
         "kill-runner",

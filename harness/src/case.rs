@@ -542,8 +542,7 @@ pub fn outcome_files(outcome: &CaseOutcome) -> Vec<(&'static str, Cow<'_, [u8]>)
 pub fn write_run(dir: &Path, outcome: &CaseOutcome) -> Result<(), HarnessError> {
     std::fs::create_dir_all(dir).at("create", dir)?;
     for (name, bytes) in outcome_files(outcome) {
-        let p = dir.join(name);
-        std::fs::write(&p, bytes).at("write", &p)?;
+        crate::evidence_file::write(&dir.join(name), &bytes)?;
     }
     Ok(())
 }

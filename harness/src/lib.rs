@@ -14,6 +14,7 @@
 pub mod boundary;
 pub mod case;
 pub mod controls;
+pub mod evidence_file;
 pub mod fixture;
 pub mod hostile;
 pub mod inside;

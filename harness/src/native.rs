@@ -17,7 +17,7 @@
 
 use crate::listen::Listeners;
 use crate::watch::Watch;
-use crate::{boundary, case, fixture, HarnessError, IoContext, Layout};
+use crate::{boundary, case, evidence_file, fixture, HarnessError, IoContext, Layout};
 use scopebox_schema::digest::{sha256_file, sha256_hex};
 use scopebox_schema::evidence::{RunError, BOUNDARY_FILE, ERROR_FILE};
 use scopebox_schema::matrix::Matrix;
@@ -28,7 +28,6 @@ use scopebox_schema::native_capture::{
     INDEX_FILE, INVENTORY_DIR, NATIVE_DIR, SENTINEL_FILE,
 };
 use scopebox_schema::native_observe;
-use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -166,7 +165,7 @@ pub fn run(
             for p in &error.problems {
                 let _ = writeln!(progress, "  {p}");
             }
-            let _ = write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
+            let _ = evidence_file::write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
             return RunStatus::MatrixRefused;
         }
     };
@@ -189,7 +188,7 @@ pub fn run(
                 problems: vec![],
                 matrix_sha256: Some(matrix_sha256),
             };
-            let _ = write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
+            let _ = evidence_file::write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
             RunStatus::HarnessFailed
         }
     }
@@ -207,7 +206,7 @@ fn run_matrix(
     let native_dir = layout.evidence_dir.join(NATIVE_DIR);
     std::fs::create_dir_all(&native_dir).at("create", &native_dir)?;
     let inner = boundary::observe(layout, watch);
-    write_json(&layout.evidence_dir.join(BOUNDARY_FILE), &inner)?;
+    evidence_file::write_json(&layout.evidence_dir.join(BOUNDARY_FILE), &inner)?;
     let _ = writeln!(
         progress,
         "boundary uid={} gid={} capEff={} noNewPrivs={} seccomp={} net={}",
@@ -296,7 +295,7 @@ fn run_matrix(
         machine,
         runs,
     };
-    write_json(&layout.evidence_dir.join(INDEX_FILE), &index)?;
+    evidence_file::write_json(&layout.evidence_dir.join(INDEX_FILE), &index)?;
     let _ = writeln!(
         progress,
         "summary {} run(s) recorded{}",
@@ -411,10 +410,10 @@ fn one_run(
         stdout: stdout_info,
         stderr: stderr_info,
     };
-    write_bytes(&dir.join(CLIENT_STDOUT_FILE), &stdout)?;
-    write_bytes(&dir.join(CLIENT_STDERR_FILE), &stderr)?;
-    write_bytes(&dir.join(SENTINEL_FILE), &marker)?;
-    write_json(&dir.join(HTTP_LOG_FILE), &http)?;
+    evidence_file::write(&dir.join(CLIENT_STDOUT_FILE), &stdout)?;
+    evidence_file::write(&dir.join(CLIENT_STDERR_FILE), &stderr)?;
+    evidence_file::write(&dir.join(SENTINEL_FILE), &marker)?;
+    evidence_file::write_json(&dir.join(HTTP_LOG_FILE), &http)?;
     match &witness {
         Some(w) => {
             if w.events_dropped > 0 {
@@ -423,11 +422,11 @@ fn one_run(
                     w.events_dropped
                 ));
             }
-            write_json(&dir.join(CLIENT_WITNESS_FILE), w)?;
+            evidence_file::write_json(&dir.join(CLIENT_WITNESS_FILE), w)?;
         }
         None => problems.push("the client ran without the kernel witness".to_string()),
     }
-    write_json(&dir.join(CLIENT_RECORD_FILE), &record)?;
+    evidence_file::write_json(&dir.join(CLIENT_RECORD_FILE), &record)?;
     if problems.is_empty() {
         Ok(Ok(Done {
             duration_micros: record.duration_micros,
@@ -458,19 +457,6 @@ fn read_marker(path: &Path) -> Vec<u8> {
         let _ = f.take(MARKER_LIMIT as u64).read_to_end(&mut bytes);
     }
     bytes
-}
-
-fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), HarnessError> {
-    let mut json = serde_json::to_vec_pretty(value).expect("evidence records serialize");
-    json.push(b'\n');
-    write_bytes(path, &json)
-}
-
-fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), HarnessError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).at("create", parent)?;
-    }
-    std::fs::write(path, bytes).at("write", path)
 }
 
 /// For the host tests: where a rebased run's records are.

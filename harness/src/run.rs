@@ -8,7 +8,7 @@
 
 use crate::journal::{Journal, JOURNAL_FILE};
 use crate::watch::Watch;
-use crate::{boundary, case, controls, fixture, HarnessError, IoContext, Layout};
+use crate::{boundary, case, controls, evidence_file, fixture, HarnessError, IoContext, Layout};
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::evidence::Shard;
 use scopebox_schema::evidence::{
@@ -19,7 +19,6 @@ use scopebox_schema::evidence::{
 };
 use scopebox_schema::judge;
 use scopebox_schema::matrix::{Case, Fault, Matrix};
-use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
 
@@ -103,7 +102,7 @@ pub fn refuse(layout: &Layout, kind: &str, message: &str, progress: &mut dyn Wri
         problems: vec![],
         matrix_sha256: None,
     };
-    let _ = write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
+    let _ = evidence_file::write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
     RunStatus::HarnessFailed
 }
 
@@ -123,7 +122,7 @@ pub fn run(
             for p in &error.problems {
                 let _ = writeln!(progress, "  {p}");
             }
-            let _ = write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
+            let _ = evidence_file::write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
             return RunStatus::MatrixRefused;
         }
     };
@@ -132,11 +131,10 @@ pub fn run(
         Err(e) => {
             let message = format!("failed to {e}: {}", e.source);
             let _ = writeln!(progress, "error: {message}");
-            let unwritable = matches!(
-                e.source.kind(),
-                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-            );
-            if unwritable && e.path.starts_with(&layout.evidence_dir) {
+            // (Not for what the runner found changed behind it: those are `Other` errors that
+            // say what they found.)
+            let unusable = e.source.kind() != std::io::ErrorKind::Other;
+            if unusable && e.path.starts_with(&layout.evidence_dir) {
                 let _ = writeln!(
                     progress,
                     "hint: {} must be the evidence volume, writable by uid 1000 (an image directory owned 1000:1000)",
@@ -149,7 +147,7 @@ pub fn run(
                 problems: vec![],
                 matrix_sha256: Some(matrix_sha256),
             };
-            let _ = write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
+            let _ = evidence_file::write_json(&layout.evidence_dir.join(ERROR_FILE), &error);
             RunStatus::HarnessFailed
         }
     }
@@ -171,7 +169,7 @@ fn run_matrix(
     slim_for_forks(matrix);
     phases.lap("canaries");
     let inner = boundary::observe(layout, watch);
-    write_json(&layout.evidence_dir.join(BOUNDARY_FILE), &inner)?;
+    evidence_file::write_json(&layout.evidence_dir.join(BOUNDARY_FILE), &inner)?;
     let _ = writeln!(
         progress,
         "boundary uid={} gid={} capEff={} noNewPrivs={} seccomp={} net={} rootWriteErrno={} tmpfsExecErrno={}",
@@ -192,27 +190,27 @@ fn run_matrix(
     let negative_outcome = controls::negative(layout, matrix, watch)?;
     let adversarial = controls::adversarial(layout, matrix, watch)?;
     // The raw records first: controls.json is only what they derive.
-    write_json(
+    evidence_file::write_json(
         &layout.evidence_dir.join(POSITIVE_CONTROL_RECORD_FILE),
         &positive_record,
     )?;
-    write_json(
+    evidence_file::write_json(
         &layout.evidence_dir.join(NEGATIVE_CONTROL_RECORD_FILE),
         &negative_outcome.record,
     )?;
-    write_bytes(
+    evidence_file::write(
         &layout.evidence_dir.join(NEGATIVE_CONTROL_STDOUT_FILE),
         &negative_outcome.stdout,
     )?;
-    write_bytes(
+    evidence_file::write(
         &layout.evidence_dir.join(NEGATIVE_CONTROL_STDERR_FILE),
         &negative_outcome.stderr,
     )?;
     if let Some(w) = &positive_witness {
-        write_json(&layout.evidence_dir.join(POSITIVE_CONTROL_WITNESS_FILE), w)?;
+        evidence_file::write_json(&layout.evidence_dir.join(POSITIVE_CONTROL_WITNESS_FILE), w)?;
     }
     if let Some(w) = &negative_outcome.witness {
-        write_json(&layout.evidence_dir.join(NEGATIVE_CONTROL_WITNESS_FILE), w)?;
+        evidence_file::write_json(&layout.evidence_dir.join(NEGATIVE_CONTROL_WITNESS_FILE), w)?;
     }
     for a in &adversarial {
         let dir = layout.evidence_dir.join(CONTROLS_DIR).join(&a.control.name);
@@ -242,7 +240,7 @@ fn run_matrix(
         if positive_ok { "ok" } else { "FAILED" },
         if negative_ok { "caught" } else { "FAILED" },
     );
-    write_json(
+    evidence_file::write_json(
         &layout.evidence_dir.join(CONTROLS_FILE),
         &Controls {
             positive,
@@ -319,7 +317,7 @@ fn run_matrix(
         summary.median_case_micros,
         if controls_ok { "ok" } else { "FAILED" }
     );
-    write_json(&layout.evidence_dir.join(SUMMARY_FILE), &summary)?;
+    evidence_file::write_json(&layout.evidence_dir.join(SUMMARY_FILE), &summary)?;
     Ok(if controls_ok && passed == total {
         RunStatus::Passed
     } else {
@@ -418,19 +416,6 @@ pub fn median(values: &mut [u64]) -> u64 {
     }
     values.sort_unstable();
     values[(values.len() - 1) / 2]
-}
-
-fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), HarnessError> {
-    let mut json = serde_json::to_vec_pretty(value).expect("evidence records serialize");
-    json.push(b'\n');
-    write_bytes(path, &json)
-}
-
-fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), HarnessError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).at("create", parent)?;
-    }
-    std::fs::write(path, bytes).at("write", path)
 }
 
 #[cfg(test)]

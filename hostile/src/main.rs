@@ -18,6 +18,8 @@
 //!   whatever walks or clears them next is shut out;
 //! - `truncate-journal`: empties the runner's case journal on the evidence volume with
 //!   `truncate(2)` and moves it aside with `rename(2)` — by path, opening nothing;
+//! - `plant-summary`: makes a FIFO where the runner writes its summary when the cases are done
+//!   (`mknod(2)`, which opens nothing), for a write that would wait for a reader for ever;
 //! - `kill-runner`: kills its parent, the runner, with SIGKILL;
 //! - `kill-witness`: kills its grandparent, the kernel witness that supervises the runner;
 //! - `file-flood`: leaves 5,000 empty files with long names in /work (for the size of what
@@ -40,6 +42,10 @@ use std::time::{Duration, Instant};
 /// The runner's case journal on the evidence volume (`scopebox_schema::evidence::JOURNAL_FILE`
 /// below `layout::EVIDENCE_DIR`).
 const JOURNAL: &str = "/evidence/journal.tar";
+
+/// Where the runner writes its summary once the cases are done
+/// (`scopebox_schema::evidence::SUMMARY_FILE` below `layout::EVIDENCE_DIR`).
+const SUMMARY: &str = "/evidence/summary.json";
 
 /// The fixture roots of the evidence container (`scopebox_schema::layout::FIXTURE_ROOTS`).
 const FIXTURE_ROOTS: [&str; 5] = [
@@ -99,6 +105,11 @@ fn main() {
             // SAFETY: truncate takes a NUL-terminated path; an error is only a return value.
             unsafe { libc::truncate(journal.as_ptr(), 0) };
             let _ = std::fs::rename(JOURNAL, format!("{JOURNAL}.moved"));
+        }
+        "plant-summary" => {
+            let summary = CString::new(SUMMARY).expect("no NUL");
+            // SAFETY: mkfifo takes a NUL-terminated path; an error is only a return value.
+            unsafe { libc::mkfifo(summary.as_ptr(), 0o600) };
         }
         "kill-runner" => kill(std::os::unix::process::parent_id() as i32),
         "kill-witness" => kill(parent_of(std::os::unix::process::parent_id())),
