@@ -63,7 +63,8 @@ mod tests {
     fn whatever_is_planted_at_the_path_is_refused_never_written_through() {
         let t = tempfile::tempdir().unwrap();
         let target = t.path().join("elsewhere");
-        let plants: [(&str, fn(&Path, &Path)); 4] = [
+        type Plant = fn(&Path, &Path);
+        let plants: [(&str, Plant); 4] = [
             ("fifo", |p, _| {
                 rustix::fs::mknodat(
                     rustix::fs::CWD,

@@ -808,7 +808,7 @@ mod tests {
         // it back its mode (the mode it had when first entered, above) and sees it whole.
         let work = l.host("/work");
         let first = fs::symlink_metadata(&work).unwrap().mode() & 0o7777;
-        fs::set_permissions(&work, fs::Permissions::from_mode(0)).unwrap();
+        fs::set_permissions(&work, fs::Permissions::from_mode(0o000)).unwrap();
         if !rustix::process::geteuid().is_root() {
             assert!(fs::read_dir(&work).is_err(), "the mode really denies");
         }
@@ -890,7 +890,7 @@ mod tests {
             dir.push("x");
             fs::write(dir.join("f"), level.to_string()).unwrap();
         }
-        fs::set_permissions(work.join("x/x"), fs::Permissions::from_mode(0)).unwrap();
+        fs::set_permissions(work.join("x/x"), fs::Permissions::from_mode(0o000)).unwrap();
         clear(&l).unwrap();
         assert_eq!(fs::read_dir(&work).unwrap().count(), 0);
     }

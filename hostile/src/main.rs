@@ -96,8 +96,10 @@ fn main() {
         "deep-tree" => deep_tree(3_000),
         "lock-roots" => {
             for root in FIXTURE_ROOTS {
-                let _ =
-                    std::fs::set_permissions(root, std::os::unix::fs::PermissionsExt::from_mode(0));
+                let _ = std::fs::set_permissions(
+                    root,
+                    std::os::unix::fs::PermissionsExt::from_mode(0o000),
+                );
             }
         }
         "truncate-journal" => {
