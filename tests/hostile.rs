@@ -81,9 +81,19 @@ struct Judged {
 /// `scopebox run --platform linux/amd64` of the small matrix into `dir/bundle`, with the
 /// candidate archive and its digest when given: what it said, the bundle and its receipt.
 fn run_small(dir: &Path, candidate: Option<(&Path, &str)>) -> (Outcome, PathBuf, Receipt) {
+    run_small_with(dir, candidate, &[])
+}
+
+/// `run_small` with more arguments for `scopebox run`.
+fn run_small_with(
+    dir: &Path,
+    candidate: Option<(&Path, &str)>,
+    more: &[&str],
+) -> (Outcome, PathBuf, Receipt) {
     let matrix = small_matrix(dir, CASES);
     let bundle = dir.join("bundle");
     let mut extra = vec!["--platform", "linux/amd64"];
+    extra.extend_from_slice(more);
     if let Some((path, digest)) = candidate {
         extra.extend([
             "--candidate",
@@ -307,6 +317,44 @@ pub fn a_fifo_planted_where_the_runner_writes_its_summary_fails_the_run_closed_a
         "linux-amd64/execution.completed",
         "the runner stopped: harness: failed to write /evidence/summary.json: something is at its path already",
     );
+}
+
+pub fn evidence_past_the_journal_budget_stops_the_runner_and_keeps_the_cases_before() {
+    // 64 MiB on each stream (all a capture keeps) for each case, both cases in one container:
+    // the second would take the case journal past its 192 MiB budget, past which the
+    // orchestrator's download of the container's evidence (256 MiB) would refuse all of it.
+    let dir = tempdir();
+    let (archive, digest) = hostile_archive(dir.path(), "flood-output");
+    let (out, bundle, receipt) =
+        run_small_with(dir.path(), Some((&archive, &digest)), &["--shards", "1"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let report = verify_dir(&bundle, &Default::default()).expect("the bundle is readable");
+    assert!(!report.verified);
+    let run = receipt.platform(Platform::LinuxAmd64).unwrap();
+    let [first, second] = &run.cases[..] else {
+        panic!("{} cases", run.cases.len());
+    };
+    let stopped = failures_of(&report, "linux-amd64/execution.completed");
+    let budget = format!(
+        "the runner stopped: harness: failed to append to /evidence/journal.tar: cases/{}'s evidence (",
+        second.id
+    );
+    assert!(
+        stopped
+            .iter()
+            .any(|f| f.starts_with(&budget) && f.contains("past its budget of 201326592 bytes")),
+        "{stopped:#?}"
+    );
+    // The first case's evidence is all there (its 64 MiB of stdout with it), and judged: fail.
+    let kept = bundle.join(format!("{}/evidence/cases/{}", run.shard_dir(0), first.id));
+    let stdout = std::fs::metadata(kept.join("stdout")).expect("the first case's stdout");
+    assert_eq!(stdout.len(), 64 * 1024 * 1024);
+    assert!(kept.join("record.json").is_file());
+    assert_eq!(first.verdict, "fail");
+    assert!(!bundle
+        .join(format!("{}/evidence/cases/{}", run.shard_dir(0), second.id))
+        .exists());
+    assert!(crate::support::labelled(&format!("scopebox.run={}", receipt.run_id)).is_empty());
 }
 
 pub fn a_candidate_that_kills_the_runner_fails_the_run_closed() {

@@ -106,6 +106,7 @@ fn main() {
         Engine hostile::a_flood_of_files_is_caught_and_reported_within_bounds,
         Engine hostile::a_candidate_that_empties_and_moves_the_journal_fails_the_run_closed,
         Engine hostile::a_fifo_planted_where_the_runner_writes_its_summary_fails_the_run_closed_at_once,
+        Engine hostile::evidence_past_the_journal_budget_stops_the_runner_and_keeps_the_cases_before,
         Engine hostile::a_candidate_that_kills_the_runner_fails_the_run_closed,
         Engine hostile::a_tree_deeper_than_a_path_can_name_is_caught_and_cleared,
         Engine hostile::fixture_roots_locked_by_the_candidate_are_caught_and_given_back,

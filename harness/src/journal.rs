@@ -20,8 +20,9 @@ use crate::{HarnessError, IoContext};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The journal's name below the evidence directory, and the size of the trailer ending it.
-pub use scopebox_schema::evidence::{JOURNAL_FILE, JOURNAL_TRAILER_BYTES};
+/// The journal's name below the evidence directory, the size of the trailer ending it, and the
+/// most it may hold.
+pub use scopebox_schema::evidence::{JOURNAL_BUDGET_BYTES, JOURNAL_FILE, JOURNAL_TRAILER_BYTES};
 
 /// An open journal; `finish` writes the trailer.
 pub struct Journal {
@@ -29,11 +30,18 @@ pub struct Journal {
     path: PathBuf,
     /// Bytes the runner wrote to it so far.
     written: u64,
+    /// Most bytes of entries it may hold (`JOURNAL_BUDGET_BYTES`, less its trailer).
+    budget: u64,
 }
 
 impl Journal {
     /// Creates `path` (it must not exist: a journal is never appended to by a second run).
     pub fn create(path: &Path) -> Result<Journal, HarnessError> {
+        Journal::with_budget(path, JOURNAL_BUDGET_BYTES)
+    }
+
+    /// `create` with another budget (the whole journal, trailer included).
+    pub fn with_budget(path: &Path, budget: u64) -> Result<Journal, HarnessError> {
         let file = std::fs::OpenOptions::new()
             .append(true)
             .create_new(true)
@@ -43,6 +51,7 @@ impl Journal {
             file,
             path: path.to_path_buf(),
             written: 0,
+            budget: budget.saturating_sub(JOURNAL_TRAILER_BYTES as u64),
         })
     }
 
@@ -62,6 +71,18 @@ impl Journal {
         }
         // The entries only: the trailer `Builder` would add on drop goes to the empty buffer.
         let bytes = std::mem::take(chunk.get_mut());
+        let after = self.written + bytes.len() as u64;
+        if after > self.budget {
+            return Err(HarnessError::new(
+                "append to",
+                &self.path,
+                std::io::Error::other(format!(
+                    "{dir}'s evidence ({} bytes) would take the case journal past its budget of {} bytes: the cases before it are kept, it and the rest are not",
+                    bytes.len(),
+                    self.budget + JOURNAL_TRAILER_BYTES as u64
+                )),
+            ));
+        }
         self.file.write_all(&bytes).at("append to", &self.path)?;
         self.written += bytes.len() as u64;
         Ok(())
@@ -247,6 +268,29 @@ mod tests {
         j.append_outcome("cases/a", &outcome("a", b"out-a"))
             .unwrap();
         j.finish().unwrap();
+    }
+
+    #[test]
+    fn a_case_that_would_pass_the_budget_is_refused_and_the_journal_keeps_the_cases_before() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join(JOURNAL_FILE);
+        // Room for one small case (3 entries: 3 headers and 3 data blocks) and the trailer.
+        let mut j = Journal::with_budget(&path, 6 * 512 + JOURNAL_TRAILER_BYTES as u64).unwrap();
+        j.append_outcome("cases/a", &outcome("a", b"out-a"))
+            .unwrap();
+        let kept = std::fs::read(&path).unwrap();
+        let err = j
+            .append_outcome("cases/b", &outcome("b", b"out-b"))
+            .unwrap_err();
+        assert_eq!(err.action, "append to");
+        let text = err.source.to_string();
+        assert!(
+            text.starts_with("cases/b's evidence (3072 bytes) would take the case journal past its budget of 4096 bytes"),
+            "{text}"
+        );
+        // Nothing of b was written: the journal is a's entries, whole.
+        assert_eq!(std::fs::read(&path).unwrap(), kept);
+        assert_eq!(entries(&kept).len(), 3);
     }
 
     #[test]

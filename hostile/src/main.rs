@@ -20,6 +20,8 @@
 //!   `truncate(2)` and moves it aside with `rename(2)` — by path, opening nothing;
 //! - `plant-summary`: makes a FIFO where the runner writes its summary when the cases are done
 //!   (`mknod(2)`, which opens nothing), for a write that would wait for a reader for ever;
+//! - `flood-output`: prints 64 MiB on stdout and on stderr besides its report, for the size of
+//!   each case's evidence;
 //! - `kill-runner`: kills its parent, the runner, with SIGKILL;
 //! - `kill-witness`: kills its grandparent, the kernel witness that supervises the runner;
 //! - `file-flood`: leaves 5,000 empty files with long names in /work (for the size of what
@@ -34,6 +36,7 @@
 
 use base64::Engine as _;
 use std::ffi::CString;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -112,6 +115,13 @@ fn main() {
             let summary = CString::new(SUMMARY).expect("no NUL");
             // SAFETY: mkfifo takes a NUL-terminated path; an error is only a return value.
             unsafe { libc::mkfifo(summary.as_ptr(), 0o600) };
+        }
+        "flood-output" => {
+            let block = vec![b'x'; 1024 * 1024];
+            for _ in 0..64 {
+                let _ = std::io::stdout().write_all(&block);
+                let _ = std::io::stderr().write_all(&block);
+            }
         }
         "kill-runner" => kill(std::os::unix::process::parent_id() as i32),
         "kill-witness" => kill(parent_of(std::os::unix::process::parent_id())),

@@ -35,6 +35,12 @@ pub const CASES_DIR: &str = "cases";
 pub const JOURNAL_FILE: &str = "journal.tar";
 /// The two zero blocks that end the journal once the runner finished its cases.
 pub const JOURNAL_TRAILER_BYTES: usize = 1024;
+/// Most bytes the runner writes to its case journal. The orchestrator takes at most 256 MiB of a
+/// container's evidence; a candidate that makes each case's evidence large (thousands of files
+/// left, thousands of opens witnessed) would pass that, and the whole export would be refused.
+/// The runner stops before a case's evidence would take the journal past this, keeping every
+/// case before it (a harness failure naming the case; the rest are not run).
+pub const JOURNAL_BUDGET_BYTES: u64 = 192 * 1024 * 1024;
 pub const STDOUT_FILE: &str = "stdout";
 pub const STDERR_FILE: &str = "stderr";
 pub const RECORD_FILE: &str = "record.json";
