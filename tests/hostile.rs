@@ -394,6 +394,25 @@ pub fn fixture_roots_locked_by_the_candidate_are_caught_and_given_back() {
     assert_completed(&judged);
 }
 
+pub fn entries_left_in_tmp_without_an_open_are_caught_and_cleared() {
+    // mkdir, symlink and mknod open nothing, so the witness reports none of them: the scratch's
+    // listing after the case finds each, and it is emptied before the next.
+    let judged = assert_caught(
+        "plant-tmp",
+        "dir /tmp/cache made outside the fixture roots",
+        &["linux-amd64/cases.pass"],
+    );
+    for (id, failures) in &judged.case_failures {
+        for other in [
+            "symlink /tmp/journal made outside the fixture roots",
+            "fifo /tmp/pipe made outside the fixture roots",
+        ] {
+            assert!(failures.iter().any(|f| f == other), "{id}: {failures:#?}");
+        }
+    }
+    assert_completed(&judged);
+}
+
 /// The runner finished its shard with the exit code of failed cases (1), not of a harness
 /// failure (3) nor without its journal's trailer: the attack failed the cases, not the harness.
 fn assert_completed(judged: &Judged) {

@@ -422,6 +422,7 @@ pub fn run_case(
     watch: &mut Watch,
 ) -> Result<CaseOutcome, HarnessError> {
     fixture::clear(layout)?;
+    fixture::clear_scratch(layout)?;
     fixture::lay_out(layout, &case.fixture)?;
     let fixtures_before = fixture::walk(layout)?;
 

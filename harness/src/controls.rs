@@ -156,6 +156,7 @@ pub fn adversarial(
     let mut outcomes = Vec::new();
     for name in ADVERSARIAL_CONTROLS {
         fixture::clear(layout)?;
+        fixture::clear_scratch(layout)?;
         let before = fixture::walk(layout)?;
         let sentinel = layout.sentinel_bin.to_string_lossy().into_owned();
         let argv = vec![

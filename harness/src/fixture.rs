@@ -8,8 +8,9 @@
 //! `WALK_DEPTH_LIMIT`, `WALK_PATH_BYTES_LIMIT`): the walk after a run says where it stopped and
 //! why instead of failing (`walk_after`), and clearing removes a tree of any depth through
 //! directory descriptors, so a candidate that leaves a tree deeper than any path can name, or a
-//! fixture root it locked, fails its own case and never the runner.
-//! This module must never touch a path outside the layout's fixture roots.
+//! fixture root it locked, fails its own case and never the runner. The scratch tmpfs (`/tmp`)
+//! is emptied the same way before each case (`clear_scratch`).
+//! This module must never touch a path outside the layout's fixture roots and scratch tmpfs.
 
 use crate::inside::Inside;
 use crate::{HarnessError, IoContext, Layout};
@@ -43,6 +44,17 @@ pub fn clear(layout: &Layout) -> Result<(), HarnessError> {
     in_each_root(layout, |root, _| {
         clear_below_working_directory().at("clear", root)
     })
+}
+
+/// Empties the scratch tmpfs (`Layout::scratch_dir`, the candidate's `/tmp`), whatever was left
+/// in it and however deep, so that every case and run starts from the same empty scratch and
+/// nothing a candidate left there reaches the next one. It gives the scratch root back the mode
+/// it had when first entered, as `clear` does each fixture root.
+pub fn clear_scratch(layout: &Layout) -> Result<(), HarnessError> {
+    let mut inside = remember_working_directory()?;
+    let root = &layout.scratch_dir;
+    enter_as_first_found(&mut inside, root)?;
+    clear_below_working_directory().at("clear", root)
 }
 
 /// Runs `f` with the working directory inside each fixture root in turn (`Inside`), and back
@@ -893,6 +905,34 @@ mod tests {
         fs::set_permissions(work.join("x/x"), fs::Permissions::from_mode(0o000)).unwrap();
         clear(&l).unwrap();
         assert_eq!(fs::read_dir(&work).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_scratch_is_emptied_of_every_kind_and_the_fixtures_are_left_alone() {
+        let (_d, l) = layout();
+        lay_out(&l, &every_kind()).unwrap();
+        let fixtures = walk(&l).unwrap();
+        let tmp = &l.scratch_dir;
+        fs::create_dir_all(tmp.join("scopebox-sentinel")).unwrap();
+        fs::write(tmp.join("scopebox-sentinel/fired"), b"pid=1").unwrap();
+        std::os::unix::fs::symlink("/evidence/journal.tar", tmp.join("link")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            tmp.join("fifo"),
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        nest(tmp, "deep", CLEAR_OPEN_LIMIT * 2);
+        fs::set_permissions(
+            tmp.join("scopebox-sentinel"),
+            fs::Permissions::from_mode(0o500),
+        )
+        .unwrap();
+        clear_scratch(&l).unwrap();
+        assert_eq!(fs::read_dir(tmp).unwrap().count(), 0);
+        assert_eq!(walk(&l).unwrap(), fixtures);
     }
 
     #[test]

@@ -361,11 +361,8 @@ fn one_run(
     }
     // The client's TMPDIR starts empty every run, as on the host (a private tmpfs per run):
     // nothing an earlier client left there can change what this one does.
-    if let Err(e) = clear_dir(&layout.scratch_dir) {
-        problems.push(format!(
-            "failed to empty {}: {e}",
-            layout.scratch_dir.display()
-        ));
+    if let Err(e) = fixture::clear_scratch(layout) {
+        problems.push(format!("failed to {e}: {}", e.source));
     }
     // Anything a stray connection logged belongs to no run.
     let _ = listeners.take();
@@ -437,18 +434,6 @@ fn one_run(
 }
 
 /// Removes everything inside `dir` (not `dir` itself).
-fn clear_dir(dir: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            std::fs::remove_dir_all(entry.path())?;
-        } else {
-            std::fs::remove_file(entry.path())?;
-        }
-    }
-    Ok(())
-}
-
 /// The marker's bytes (at most `MARKER_LIMIT`), empty when the sentinel never fired.
 fn read_marker(path: &Path) -> Vec<u8> {
     use std::io::Read;

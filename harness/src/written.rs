@@ -1,6 +1,7 @@
 //! What a run left written where the candidate can write: the regular files added below the
-//! fixture roots (from the two walks) and those new or changed in the scratch tmpfs (`/tmp`,
-//! listed before and after the run), each with its bytes, so that the judge can search them for
+//! fixture roots (from the two walks) and every entry new or changed in the scratch tmpfs
+//! (`/tmp`, listed before and after the run: files with their bytes, and directories, symlinks
+//! with their targets, FIFOs and sockets, which calls that open nothing make), each with its bytes, so that the judge can search them for
 //! canaries (`CaseRecord::written`). A fixture file that was changed is not captured: it held
 //! the matrix's own canaries before the run, and the walk already fails it as changed. The sentinel's marker is not among them: its
 //! presence is the marker check's, and its text the controls'. A file written and deleted again
@@ -20,9 +21,53 @@ use std::path::Path;
 /// The matrix spelling of the scratch tmpfs.
 const SCRATCH: &str = "/tmp";
 
-/// The regular files below the scratch tmpfs, by matrix path (`/tmp/x`), with their sha256
-/// (`None` when unreadable).
-pub type ScratchListing = BTreeMap<String, Option<String>>;
+/// Every entry below the scratch tmpfs, by matrix path (`/tmp/x`): its kind (`ScratchKind`)
+/// and, for a regular file, the sha256 of its bytes (`None` when unreadable), for a symlink that
+/// of its target text.
+pub type ScratchListing = BTreeMap<String, (ScratchKind, Option<String>)>;
+
+/// What an entry of the scratch tmpfs is, by the fixture walk's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScratchKind {
+    File,
+    Dir,
+    Symlink,
+    Fifo,
+    Socket,
+    Other,
+}
+
+impl ScratchKind {
+    fn of(file_type: std::fs::FileType) -> ScratchKind {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_file() {
+            ScratchKind::File
+        } else if file_type.is_dir() {
+            ScratchKind::Dir
+        } else if file_type.is_symlink() {
+            ScratchKind::Symlink
+        } else if file_type.is_fifo() {
+            ScratchKind::Fifo
+        } else if file_type.is_socket() {
+            ScratchKind::Socket
+        } else {
+            ScratchKind::Other
+        }
+    }
+
+    /// `WrittenFile::kind`: none for a regular file.
+    fn recorded(self) -> Option<String> {
+        let name = match self {
+            ScratchKind::File => return None,
+            ScratchKind::Dir => "dir",
+            ScratchKind::Symlink => "symlink",
+            ScratchKind::Fifo => "fifo",
+            ScratchKind::Socket => "socket",
+            ScratchKind::Other => "other",
+        };
+        Some(name.to_string())
+    }
+}
 
 /// Lists the scratch tmpfs (without following symlinks), leaving out the sentinel's marker:
 /// from inside it (`Inside`), so no path is resolved from `/`; by absolute paths where it
@@ -53,11 +98,21 @@ fn list(layout: &Layout, root: &Path, start: &Path, out: &mut ScratchListing) {
         let Ok(relative) = path.strip_prefix(start) else {
             continue;
         };
-        if !entry.file_type().is_file() || root.join(relative) == layout.sentinel_marker {
+        // The marker is the marker check's (the directory it is in is not: only a sentinel that
+        // fired, or a candidate, makes it).
+        if root.join(relative) == layout.sentinel_marker {
             continue;
         }
+        let kind = ScratchKind::of(entry.file_type());
+        let digest = match kind {
+            ScratchKind::File => std::fs::read(path).ok().map(|b| sha256_hex(&b)),
+            ScratchKind::Symlink => std::fs::read_link(path)
+                .ok()
+                .map(|t| sha256_hex(t.as_os_str().as_encoded_bytes())),
+            _ => None,
+        };
         let name = format!("{SCRATCH}/{}", relative.to_string_lossy());
-        out.insert(name, std::fs::read(path).ok().map(|b| sha256_hex(&b)));
+        out.insert(name, (kind, digest));
     }
 }
 
@@ -76,25 +131,49 @@ pub fn capture(
         .iter()
         .filter(|o| o.kind == "file" && !had.contains(o.path.as_str()))
         .map(|o| (o.path.clone(), layout.host(&o.path)));
+    let added = added.map(|(path, host)| (path, host, ScratchKind::File));
     let scratch = scratch_listing(layout)
         .into_iter()
-        .filter(|(path, digest)| scratch_before.get(path) != Some(digest))
-        .map(|(path, _)| {
+        .filter(|(path, entry)| scratch_before.get(path) != Some(entry))
+        .map(|(path, (kind, _))| {
             let host = layout
                 .scratch_dir
                 .join(path.trim_start_matches(SCRATCH).trim_start_matches('/'));
-            (path, host)
+            (path, host, kind)
         });
     let mut budget = WRITTEN_TOTAL_LIMIT;
     added
         .chain(scratch)
         .take(WRITTEN_FILE_LIMIT)
-        .map(|(path, host)| {
-            let (file, kept) = read_written(&path, &host, budget);
+        .map(|(path, host, kind)| {
+            let (file, kept) = match kind {
+                ScratchKind::File => read_written(&path, &host, budget),
+                _ => (other_entry(&path, &host, kind), 0),
+            };
             budget -= kept;
             file
         })
         .collect()
+}
+
+/// An entry of the scratch tmpfs that is not a regular file: a symlink with its target text as
+/// content (a canary spelled as a link target is searched like file content), anything else
+/// with none.
+fn other_entry(logical: &str, host: &Path, kind: ScratchKind) -> WrittenFile {
+    let content = match kind {
+        ScratchKind::Symlink => std::fs::read_link(host)
+            .map(|t| t.into_os_string().into_encoded_bytes())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    WrittenFile {
+        path: logical.to_string(),
+        kind: kind.recorded(),
+        size: content.len() as u64,
+        sha256: sha256_hex(&content),
+        content_base64: encode_base64(&content),
+        truncated: false,
+    }
 }
 
 /// The file at `host`, recorded as `logical`, with at most `WRITTEN_CONTENT_LIMIT` and at most
@@ -106,6 +185,7 @@ fn read_written(logical: &str, host: &Path, budget: usize) -> (WrittenFile, usiz
             let kept = &bytes[..keep];
             let file = WrittenFile {
                 path: logical.to_string(),
+                kind: None,
                 size: bytes.len() as u64,
                 sha256: sha256_hex(&bytes),
                 content_base64: encode_base64(kept),
@@ -117,6 +197,7 @@ fn read_written(logical: &str, host: &Path, budget: usize) -> (WrittenFile, usiz
         Err(_) => {
             let file = WrittenFile {
                 path: logical.to_string(),
+                kind: None,
                 size: std::fs::symlink_metadata(host).map_or(0, |m| m.len()),
                 sha256: String::new(),
                 content_base64: String::new(),
@@ -157,9 +238,12 @@ mod tests {
 
         let written = capture(&l, &before, &after, &scratch);
         let paths: Vec<&str> = written.iter().map(|w| w.path.as_str()).collect();
-        // Not the changed fixture file (the walk fails it), the unchanged ones or the marker.
-        assert_eq!(paths, ["/work/p/new", "/tmp/d/leak"]);
-        let leak = &written[1];
+        // Not the changed fixture file (the walk fails it), the unchanged ones or the marker;
+        // the new directory in /tmp too.
+        assert_eq!(paths, ["/work/p/new", "/tmp/d", "/tmp/d/leak"]);
+        assert_eq!(written[1].kind.as_deref(), Some("dir"));
+        let leak = &written[2];
+        assert_eq!(leak.kind, None);
         assert_eq!(decode_base64(&leak.content_base64).unwrap(), b"leaked");
         assert_eq!(leak.size, 6);
         assert_eq!(leak.sha256, sha256_hex(b"leaked"));
@@ -204,6 +288,50 @@ mod tests {
         let written = capture(&l, &[], &[], &scratch);
         assert_eq!(written.len(), WRITTEN_FILE_LIMIT);
         assert_eq!(written.last().unwrap().path, "/tmp/g056");
+    }
+
+    /// What a candidate can leave in /tmp without opening anything (mkdir, symlink, mknod):
+    /// each is captured with its kind, a symlink with its target.
+    #[test]
+    fn entries_of_every_kind_left_in_the_scratch_are_captured() {
+        let (_d, l) = layout();
+        let scratch = scratch_listing(&l);
+        let tmp = &l.scratch_dir;
+        std::fs::create_dir(tmp.join("d")).unwrap();
+        std::os::unix::fs::symlink("/evidence/journal.tar", tmp.join("l")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            tmp.join("p"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        // The sentinel's marker is the marker check's; the directory it is in is not.
+        std::fs::create_dir_all(l.sentinel_marker.parent().unwrap()).unwrap();
+        std::fs::write(&l.sentinel_marker, b"pid=1").unwrap();
+        let written = capture(&l, &[], &[], &scratch);
+        let got: Vec<(&str, Option<&str>)> = written
+            .iter()
+            .map(|w| (w.path.as_str(), w.kind.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("/tmp/d", Some("dir")),
+                ("/tmp/l", Some("symlink")),
+                ("/tmp/p", Some("fifo")),
+                ("/tmp/scopebox-sentinel", Some("dir")),
+            ]
+        );
+        assert_eq!(
+            decode_base64(&written[1].content_base64).unwrap(),
+            b"/evidence/journal.tar"
+        );
+        assert_eq!(written[0].sha256, sha256_hex(b""));
+        // Listed again unchanged, nothing is new.
+        let now = scratch_listing(&l);
+        assert!(capture(&l, &[], &[], &now).is_empty());
     }
 
     #[test]

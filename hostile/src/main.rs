@@ -22,6 +22,9 @@
 //!   (`mknod(2)`, which opens nothing), for a write that would wait for a reader for ever;
 //! - `flood-output`: prints 64 MiB on stdout and on stderr besides its report, for the size of
 //!   each case's evidence;
+//! - `plant-tmp`: leaves a directory, a symlink to the evidence volume and a FIFO in /tmp, with
+//!   calls that open nothing (`mkdir`, `symlink`, `mknod`), for whatever a later case finds
+//!   there;
 //! - `kill-runner`: kills its parent, the runner, with SIGKILL;
 //! - `kill-witness`: kills its grandparent, the kernel witness that supervises the runner;
 //! - `file-flood`: leaves 5,000 empty files with long names in /work (for the size of what
@@ -122,6 +125,13 @@ fn main() {
                 let _ = std::io::stdout().write_all(&block);
                 let _ = std::io::stderr().write_all(&block);
             }
+        }
+        "plant-tmp" => {
+            let _ = std::fs::create_dir("/tmp/cache");
+            let _ = std::os::unix::fs::symlink(JOURNAL, "/tmp/journal");
+            let fifo = CString::new("/tmp/pipe").expect("no NUL");
+            // SAFETY: mkfifo takes a NUL-terminated path; an error is only a return value.
+            unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) };
         }
         "kill-runner" => kill(std::os::unix::process::parent_id() as i32),
         "kill-witness" => kill(parent_of(std::os::unix::process::parent_id())),

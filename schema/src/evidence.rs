@@ -275,12 +275,18 @@ pub const WRITTEN_FILE_LIMIT: usize = 64;
 /// file fails the case by itself; its content is kept for the canary search.)
 pub const WRITTEN_TOTAL_LIMIT: usize = 4 * 1024 * 1024;
 
-/// One file the run left written (`CaseRecord::written`).
+/// One file the run left written (`CaseRecord::written`), or another entry it left in the
+/// scratch tmpfs (`kind`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct WrittenFile {
     /// Matrix spelling (`/work/p/x`, `/tmp/x`).
     pub path: String,
+    /// What it is when it is not a regular file: `dir`, `symlink`, `fifo`, `socket` or `other`
+    /// (the fixture walk's names). A symlink's content is its target text; the others have none
+    /// (size 0, the digest of nothing). Absent for a regular file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     pub size: u64,
     /// Digest of the whole file.
     pub sha256: String,

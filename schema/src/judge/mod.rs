@@ -187,7 +187,10 @@ fn written_failures(record: &CaseRecord, canaries: &canary::CanarySearches) -> V
                 .is_some_and(|rest| rest.starts_with('/'))
         });
         if !below_roots {
-            failures.push(format!("file {path} written outside the fixture roots"));
+            failures.push(match &file.kind {
+                None => format!("file {path} written outside the fixture roots"),
+                Some(kind) => format!("{kind} {path} made outside the fixture roots"),
+            });
         }
         let content = match decode_base64(&file.content_base64) {
             Ok(c) => c,
@@ -206,7 +209,8 @@ fn written_failures(record: &CaseRecord, canaries: &canary::CanarySearches) -> V
                 "written file {path}: content does not match its recorded size and sha256"
             ));
         }
-        failures.extend(canaries.failures(&content, &format!("file {path}")));
+        let what = file.kind.as_deref().unwrap_or("file");
+        failures.extend(canaries.failures(&content, &format!("{what} {path}")));
     }
     failures
 }
@@ -400,6 +404,7 @@ mod tests {
     fn written(path: &str, content: &[u8]) -> crate::evidence::WrittenFile {
         crate::evidence::WrittenFile {
             path: path.into(),
+            kind: None,
             size: content.len() as u64,
             sha256: sha256_hex(content),
             content_base64: encode_base64(content),
@@ -434,6 +439,20 @@ mod tests {
         // reports it (`fixture … changed`/`added`).
         r.written = vec![written("/work/p/notes", b"nothing")];
         assert!(failures_of(&c, b"", b"", &r).is_empty());
+        // Other entries left in /tmp fail too, named by kind; a symlink's target is searched.
+        let mut dir = written("/tmp/scopebox-sentinel", b"");
+        dir.kind = Some("dir".into());
+        let mut link = written("/tmp/l", b"/evidence/Q0FOQVJZLUNNRC03ZjNh");
+        link.kind = Some("symlink".into());
+        r.written = vec![dir, link];
+        assert_eq!(
+            failures_of(&c, b"", b"", &r),
+            vec![
+                "dir /tmp/scopebox-sentinel made outside the fixture roots",
+                "symlink /tmp/l made outside the fixture roots",
+                "canary CANARY-CMD-7f3a in symlink /tmp/l (base64)",
+            ]
+        );
     }
 
     #[test]
