@@ -103,6 +103,8 @@ pub struct PackArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    // (Angle brackets in clap's help text, not HTML.)
+    #[allow(rustdoc::invalid_html_tags)]
     /// The receipt bundle directory (new or empty) [default: out/runs/<run id> in the current directory]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

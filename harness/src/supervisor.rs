@@ -53,7 +53,7 @@ pub struct WindowReport {
     pub events_dropped: u64,
 }
 
-/// Runs the supervisor for `program args` (argv[0] = program); returns the exit code to end
+/// Runs the supervisor for `program args` (`argv[0]` = program); returns the exit code to end
 /// with (the runner's). Only returns on the supervised path; the unsupervised fallback execs.
 pub fn main(program: &OsString, args: &[OsString]) -> i32 {
     match supervise(program, args) {

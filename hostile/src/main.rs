@@ -375,7 +375,7 @@ fn kill(pid: i32) {
     }
 }
 
-/// The parent of `pid`, from /proc/<pid>/stat (readable for any process of the same user).
+/// The parent of `pid`, from `/proc/<pid>/stat` (readable for any process of the same user).
 fn parent_of(pid: u32) -> i32 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // "pid (comm) state ppid …": the comm may hold spaces and parentheses, so after the last ')'.

@@ -490,7 +490,7 @@ const EXTENSION_TERMS: [(usize, &str); 8] = [
     (25, "      launches: "),
 ];
 
-/// Which [`LEGEND`] entries the report used.
+/// Which `LEGEND` entries the report used.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Terms(u32);
 

@@ -178,14 +178,14 @@ pub struct Contents<'a> {
 #[derive(Debug, Clone)]
 pub struct Image {
     pub layer: Vec<u8>,
-    /// "sha256:<hex>" of `layer`.
+    /// `"sha256:<hex>"` of `layer`.
     pub diff_id: String,
     pub layer_manifest: LayerManifest,
     /// The exact config bytes; the image ID is their digest.
     pub config: Vec<u8>,
-    /// "sha256:<hex>".
+    /// `"sha256:<hex>"`.
     pub id: String,
-    /// "<repository>:<first 12 hex of the id>".
+    /// `"<repository>:<first 12 hex of the id>"`.
     pub tag: String,
 }
 

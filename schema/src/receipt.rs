@@ -323,10 +323,10 @@ pub struct PlatformInputs {
     /// Machine (`x86_64`, `aarch64`) → sha256 of the witness binary for it in this image.
     /// Empty while no witness is built.
     pub witness_sha256: BTreeMap<String, String>,
-    /// "sha256:<hex>" = sha256 of `inputs/image-config.json`.
+    /// `"sha256:<hex>"` = sha256 of `inputs/image-config.json`.
     pub image_id: String,
     pub image_config_sha256: String,
-    /// "sha256:<hex>" of each uncompressed layer tar, in order.
+    /// `"sha256:<hex>"` of each uncompressed layer tar, in order.
     pub layer_diff_ids: Vec<String>,
 }
 
@@ -366,7 +366,7 @@ pub struct RuntimeFile {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct LayerManifest {
-    /// "sha256:<hex>" of the uncompressed layer tar.
+    /// `"sha256:<hex>"` of the uncompressed layer tar.
     pub diff_id: String,
     pub entries: Vec<LayerEntry>,
 }

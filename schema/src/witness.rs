@@ -90,7 +90,7 @@ pub struct WitnessRecord {
     /// The runner's pid as the supervisor knows it (its own child): the only process allowed
     /// to create a process in a window, and the parent the one exec must have.
     pub runner_pid: i32,
-    /// The program the runner started in this window (argv[0] as spawned); the one exec
+    /// The program the runner started in this window (`argv[0]` as spawned); the one exec
     /// allowed must name it.
     pub program: String,
     /// Every reported syscall of the window, in the order the supervisor received them.

@@ -84,6 +84,8 @@ pub struct RunArgs {
     /// The native matrix [default: harness/matrix/native-claude-code.json in the source tree]
     #[arg(long, value_name = "FILE")]
     pub matrix: Option<PathBuf>,
+    // (Angle brackets in clap's help text, not HTML.)
+    #[allow(rustdoc::invalid_html_tags)]
     /// The bundle directory (new or empty) [default: out/native/<run id>]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -32,6 +32,8 @@ struct Args {
     /// Require this candidate archive sha256 among the bundle's platforms (repeatable).
     #[arg(long, value_name = "SHA256")]
     expect_candidate: Vec<String>,
+    // (Angle brackets in clap's help text, not HTML.)
+    #[allow(rustdoc::invalid_html_tags)]
     /// Require this image ID (sha256:<hex>) among the bundle's platforms (repeatable).
     #[arg(long, value_name = "ID")]
     expect_image: Vec<String>,

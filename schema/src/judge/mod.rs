@@ -240,7 +240,7 @@ pub fn judge_witnessed(
 }
 
 /// `witness::judge`, after checking the witness record is about this run's program: its
-/// `program` is the record's argv[0].
+/// `program` is the record's `argv[0]`.
 pub fn witness_failures(record: &CaseRecord, witness: &WitnessRecord) -> Vec<String> {
     let mut failures = Vec::new();
     if record.argv.first() != Some(&witness.program) {
