@@ -12,6 +12,9 @@ mod support;
 // non-empty bundle directory.
 mod refusals;
 
+// What the binary prints without an engine (help, usage errors), as reviewed snapshots.
+mod cli_snapshots;
+
 // An unreachable engine: exit 3 and a hint naming the address tried.
 mod unreachable;
 
@@ -66,6 +69,10 @@ fn main() {
         );
     }
     let mut trials = trials![engine;
+        Nothing cli_snapshots::the_help,
+        Nothing cli_snapshots::the_run_help,
+        Nothing cli_snapshots::an_unknown_platform,
+        Nothing cli_snapshots::an_unknown_platform_as_json,
         Nothing refusals::a_candidate_digest_mismatch_is_refused_before_any_engine_call,
         Nothing refusals::pack_refuses_a_mismatching_candidate_too,
         Nothing refusals::a_candidate_without_its_digest_is_a_usage_error,

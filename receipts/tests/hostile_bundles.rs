@@ -264,7 +264,7 @@ fn a_sparse_two_gib_file_is_unreadable_and_the_self_test_copies_nothing() {
 fn the_self_test_refuses_a_fifo_by_its_name_escaped_once_and_copies_nothing() {
     let tmp = tempdir();
     let bundle = tmp.path().join("bundle");
-    copy_dir(&reference(), &bundle);
+    crate::hostile_copy(&reference(), &bundle);
     let fifo = bundle.join("fifo\x1b[31mred");
     rustix::fs::mknodat(
         rustix::fs::CWD,
@@ -289,7 +289,7 @@ fn an_all_zero_signature_without_a_key_shows_no_check_mark_on_the_signature() {
     let tmp = tempdir();
     let bundle = tmp.path().join("bundle");
     // The specimen signed with a fresh key, the signature zeroed.
-    copy_dir(&reference(), &bundle);
+    crate::hostile_copy(&reference(), &bundle);
     let keys = scopebox_receipts::dsse::write_keypair(&tmp.path().join("k")).unwrap();
     let private = std::fs::read_to_string(&keys.private).unwrap();
     scopebox_receipts::attestation::sign_bundle(&bundle, &private).unwrap();
@@ -341,18 +341,6 @@ fn clap_echoes_a_bad_argument_escaped() {
         "{}",
         run.stderr
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -12,7 +12,9 @@
 //! - `native`: native bundles and native-only bundles verify; tampered native captures,
 //!   forged judgements and pins are rejected by the named native checks;
 //! - `hostile_bundles`: each hostile bundle is rejected or unreadable with a named check, with
-//!   nothing written and no raw control byte on either stream.
+//!   nothing written and no raw control byte on either stream;
+//! - `report_snapshots`: what the binary prints for the reference bundle (human, `--json`, with
+//!   and without its key), a rejected copy and a usage error, as reviewed snapshots.
 
 mod bundle_archive;
 mod bundle_safety;
@@ -21,6 +23,7 @@ mod hostile_bundles;
 mod interop;
 mod native;
 mod reference;
+mod report_snapshots;
 mod selftest;
 mod signing;
 pub mod synthetic;

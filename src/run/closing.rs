@@ -206,6 +206,48 @@ mod tests {
         }
     }
 
+    /// The closing report of a passing two-platform run, verified: the verification is the
+    /// verifier's own report of the committed reference bundle (two platforms, one emulated).
+    #[test]
+    fn snapshot_of_a_passing_two_platform_run() {
+        let reference =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("receipts/tests/reference-bundle");
+        let verification = scopebox_receipts::verify::verify_dir(&reference, &Default::default());
+        let none: Vec<String> = Vec::new();
+        let mut arm64 = platform("linux/arm64", &none);
+        arm64.emulated = true;
+        let mut platforms = vec![platform("linux/amd64", &none), arm64];
+        for p in &mut platforms {
+            (p.passed, p.total) = (4, 4);
+        }
+        let closing = Closing {
+            outcome: Outcome::Passed,
+            not_covered: vec![],
+            cases_passed: 8,
+            cases: 8,
+            bundle: Path::new("out/runs/1a23f09bf3b-6217"),
+            seconds: 6.55,
+            ..closing(platforms, &verification)
+        };
+        insta::assert_snapshot!(closing.lines().join("\n"));
+    }
+
+    /// The closing report of a failed run: a platform with more problems than are shown, one of
+    /// them naming what a hostile candidate left, its boundary and cleanup not met, one platform
+    /// not covered, and a bundle that could not be read back.
+    #[test]
+    fn snapshot_of_a_failed_run() {
+        let mut problems = vec![HOSTILE.to_string()];
+        problems.extend(
+            (1..=SHOWN_PROBLEMS + 1).map(|i| format!("case c{i}: fixture /work/f{i} added")),
+        );
+        let verification = unreadable();
+        let mut amd64 = platform("linux/amd64", &problems);
+        amd64.boundary_met = false;
+        amd64.cleaned_up = false;
+        insta::assert_snapshot!(closing(vec![amd64], &verification).lines().join("\n"));
+    }
+
     #[test]
     fn what_the_candidate_named_is_escaped_and_every_line_stays_one_line() {
         let problems = vec![HOSTILE.to_string()];
