@@ -413,6 +413,17 @@ pub fn entries_left_in_tmp_without_an_open_are_caught_and_cleared() {
     assert_completed(&judged);
 }
 
+pub fn times_and_extended_attributes_changed_without_an_open_are_caught() {
+    // utimensat and setxattr open nothing and leave kind, mode, size and content as they were:
+    // the walk after the case compares the times and attributes the walk before noted.
+    let judged = assert_caught(
+        "touch-configs",
+        "modification time changed, though what the walk records of it did not",
+        &["linux-amd64/cases.pass"],
+    );
+    assert_completed(&judged);
+}
+
 /// The runner finished its shard with the exit code of failed cases (1), not of a harness
 /// failure (3) nor without its journal's trailer: the attack failed the cases, not the harness.
 fn assert_completed(judged: &Judged) {

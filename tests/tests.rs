@@ -118,6 +118,7 @@ fn main() {
         Engine hostile::a_tree_deeper_than_a_path_can_name_is_caught_and_cleared,
         Engine hostile::fixture_roots_locked_by_the_candidate_are_caught_and_given_back,
         Engine hostile::entries_left_in_tmp_without_an_open_are_caught_and_cleared,
+        Engine hostile::times_and_extended_attributes_changed_without_an_open_are_caught,
         Engine hostile::a_candidate_that_kills_the_witness_fails_the_run_closed,
         Engine hostile::the_honest_candidate_passes_the_same_matrix_and_its_bundle_verifies,
     ];

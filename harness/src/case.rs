@@ -424,7 +424,7 @@ pub fn run_case(
     fixture::clear(layout)?;
     fixture::clear_scratch(layout)?;
     fixture::lay_out(layout, &case.fixture)?;
-    let fixtures_before = fixture::walk(layout)?;
+    let before = fixture::walk_before(layout)?;
 
     let cwd_logical = case.cwd.clone().unwrap_or_else(|| "/work".to_string());
     let cwd = layout.host(&cwd_logical);
@@ -447,8 +447,8 @@ pub fn run_case(
 
     // The candidate may have left a tree the walk cannot see whole; that fails this case (the
     // record says where the walk stopped and why), it does not stop the run.
-    let after = fixture::walk_after(layout);
-    let written = written::capture(layout, &fixtures_before, &after.nodes, &scratch_before);
+    let after = fixture::walk_after(layout, &before);
+    let written = written::capture(layout, &before.nodes, &after.nodes, &scratch_before);
     let marker = marker_present(layout);
     if marker {
         remove_marker(layout);
@@ -470,7 +470,7 @@ pub fn run_case(
         duration_micros: captured.duration.as_micros() as u64,
         stdout_sha256: sha256_hex(&captured.stdout),
         stderr_sha256: sha256_hex(&captured.stderr),
-        fixtures_before,
+        fixtures_before: before.nodes,
         fixtures_after: after.nodes,
         fixtures_after_problems: after.problems,
         marker_present: marker,

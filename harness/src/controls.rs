@@ -157,7 +157,7 @@ pub fn adversarial(
     for name in ADVERSARIAL_CONTROLS {
         fixture::clear(layout)?;
         fixture::clear_scratch(layout)?;
-        let before = fixture::walk(layout)?;
+        let before = fixture::walk_before(layout)?;
         let sentinel = layout.sentinel_bin.to_string_lossy().into_owned();
         let argv = vec![
             layout.runner_bin.to_string_lossy().into_owned(),
@@ -173,8 +173,8 @@ pub fn adversarial(
         let (captured, witness) = run_under(watch, cmd, CONTROL_DEADLINE)?;
         let captured =
             captured.unwrap_or_else(|e| crate::case::Captured::not_started("the stand-in", &e));
-        let after = fixture::walk_after(layout);
-        let written = written::capture(layout, &before, &after.nodes, &scratch_before);
+        let after = fixture::walk_after(layout, &before);
+        let written = written::capture(layout, &before.nodes, &after.nodes, &scratch_before);
         let marker = marker_present(layout);
         remove_marker(layout);
         let record = CaseRecord {
@@ -188,7 +188,7 @@ pub fn adversarial(
             duration_micros: captured.duration.as_micros() as u64,
             stdout_sha256: sha256_hex(&captured.stdout),
             stderr_sha256: sha256_hex(&captured.stderr),
-            fixtures_before: before,
+            fixtures_before: before.nodes,
             fixtures_after: after.nodes,
             fixtures_after_problems: after.problems,
             marker_present: marker,

@@ -22,6 +22,7 @@ use scopebox_schema::evidence::{
 use scopebox_schema::judge::{self, DEFAULT_DIR_MODE, DEFAULT_FILE_MODE};
 use scopebox_schema::matrix::FixtureEntry;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 use std::fs;
 use std::io::Read;
@@ -364,9 +365,23 @@ fn mode_of(mode: &Option<String>, default: u32) -> Result<u32, String> {
 /// sockets and devices are only `lstat`ed. Directories and non-files have size 0 (their sizes
 /// are filesystem noise).
 pub fn walk(layout: &Layout) -> Result<Vec<FixtureObservation>, HarnessError> {
+    Ok(walk_before(layout)?.nodes)
+}
+
+/// The walk before a run (`walk`), with what the walk after it compares beyond the records.
+pub struct WalkBefore {
+    pub nodes: Vec<FixtureObservation>,
+    inodes: BTreeMap<String, Inode>,
+}
+
+/// `walk`, keeping what `walk_after` compares its nodes' times and extended attributes with.
+pub fn walk_before(layout: &Layout) -> Result<WalkBefore, HarnessError> {
     let walk = bounded_walk(layout)?;
     match walk.problems.into_iter().next() {
-        None => Ok(walk.nodes),
+        None => Ok(WalkBefore {
+            nodes: walk.nodes,
+            inodes: walk.inodes,
+        }),
         Some(problem) => Err(problem),
     }
 }
@@ -383,25 +398,121 @@ pub struct WalkAfter {
 
 /// The walk after a run, which never fails: whatever the candidate left (a tree past the
 /// walk's bounds, deeper than a path can name, a root it locked), it records what it saw and
-/// why it stopped, and the case fails for it (`judge`), not the runner.
-pub fn walk_after(layout: &Layout) -> WalkAfter {
+/// why it stopped, and the case fails for it (`judge`), not the runner. A node that looks as it
+/// did `before` but whose times or extended attributes the run changed (calls that open
+/// nothing: `utimensat`, `setxattr`) is a problem too.
+pub fn walk_after(layout: &Layout, before: &WalkBefore) -> WalkAfter {
     let problem =
         |e: &HarnessError| format!("{} {}: {}", e.action, layout.logical(&e.path), e.source);
-    match bounded_walk(layout) {
-        Ok(walk) => WalkAfter {
-            nodes: walk.nodes,
-            problems: walk.problems.iter().map(problem).collect(),
-        },
-        Err(e) => WalkAfter {
-            nodes: Vec::new(),
-            problems: vec![problem(&e)],
-        },
+    let walk = match bounded_walk(layout) {
+        Ok(walk) => walk,
+        Err(e) => {
+            return WalkAfter {
+                nodes: Vec::new(),
+                problems: vec![problem(&e)],
+            }
+        }
+    };
+    let mut problems: Vec<String> = walk.problems.iter().map(problem).collect();
+    let looked_before: BTreeMap<&str, &FixtureObservation> =
+        before.nodes.iter().map(|n| (n.path.as_str(), n)).collect();
+    for node in &walk.nodes {
+        let path = node.path.as_str();
+        let (Some(was), Some(now)) = (before.inodes.get(path), walk.inodes.get(path)) else {
+            continue;
+        };
+        let changed = was.changes(now, node.kind == "dir");
+        if looked_before.get(path) == Some(&node) && !changed.is_empty() {
+            problems.push(format!(
+                "fixture {path}: its {} changed, though what the walk records of it did not",
+                changed.join(" and ")
+            ));
+        }
+    }
+    WalkAfter {
+        nodes: walk.nodes,
+        problems,
     }
 }
 
 struct BoundedWalk {
     nodes: Vec<FixtureObservation>,
+    /// What the walk noted of each node besides its observation, by logical path.
+    inodes: BTreeMap<String, Inode>,
     problems: Vec<HarnessError>,
+}
+
+/// What a walk notes of a node that its observation does not record: its timestamps and
+/// extended attributes, held in the runner's memory only (they differ from run to run, and
+/// records must not). The walk after a run compares them with the walk before, to see what
+/// calls that open nothing (`utimensat`, `setxattr`) did to a node that still looks the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Inode {
+    /// Change time (seconds, nanoseconds) as the walk found the node.
+    ctime_found: (i64, i64),
+    /// Change time as the walk left the node: after it gave back a mode it had unlocked, which
+    /// changes it (the walk after a run compares what it finds with what the walk before left).
+    ctime_left: (i64, i64),
+    /// Modification time (seconds, nanoseconds).
+    mtime: (i64, i64),
+    /// sha256 of the extended attributes' names and values, in order; `None` where they cannot
+    /// be read (a node whose mode denies it, a kind that has none).
+    xattrs: Option<String>,
+}
+
+impl Inode {
+    fn of(meta: &fs::Metadata, xattrs: Option<String>) -> Inode {
+        let ctime = (meta.ctime(), meta.ctime_nsec());
+        Inode {
+            ctime_found: ctime,
+            ctime_left: ctime,
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            xattrs,
+        }
+    }
+
+    /// What differs between `self` (before) and `after`, as the walk after names it; for a
+    /// directory only its extended attributes count (adding or removing an entry, and the
+    /// walk's own unlocking, change its times, and the walk reports entries itself).
+    fn changes(&self, after: &Inode, is_dir: bool) -> Vec<&'static str> {
+        let mut changed = Vec::new();
+        if self.xattrs != after.xattrs {
+            changed.push("extended attributes");
+        }
+        if !is_dir {
+            if self.mtime != after.mtime {
+                changed.push("modification time");
+            } else if self.ctime_left != after.ctime_found {
+                changed.push("inode change time");
+            }
+        }
+        changed
+    }
+}
+
+/// sha256 of the extended attributes of `path` (not following a symlink): names and values,
+/// in the order listed; `None` when they cannot be read.
+fn xattr_digest(path: &Path) -> Option<String> {
+    let listed = rustix::fs::llistxattr_query(path).ok()?;
+    if listed == 0 {
+        // None at all (every fixture node, unless something tagged it): one call.
+        return Some(sha256_hex(b""));
+    }
+    let mut names = vec![0u8; listed];
+    let len = rustix::fs::llistxattr(path, &mut names[..]).ok()?;
+    names.truncate(len);
+    let mut all = Vec::new();
+    for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let name = CString::new(name).ok()?;
+        let mut value = vec![0u8; rustix::fs::lgetxattr_query(path, &name).ok()?];
+        let len = rustix::fs::lgetxattr(path, &name, &mut value[..]).ok()?;
+        value.truncate(len);
+        for part in [name.as_bytes(), &value[..]] {
+            all.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            all.extend_from_slice(part);
+        }
+    }
+    Some(sha256_hex(&all))
 }
 
 /// Walks each fixture root within the walk's bounds. A root whose walk stops (a bound, an entry
@@ -410,6 +521,7 @@ struct BoundedWalk {
 /// entered at all.
 fn bounded_walk(layout: &Layout) -> Result<BoundedWalk, HarnessError> {
     let mut nodes = Vec::new();
+    let mut inodes = BTreeMap::new();
     let mut problems = Vec::new();
     let mut path_bytes = 0usize;
     let mut spent = false;
@@ -437,7 +549,7 @@ fn bounded_walk(layout: &Layout) -> Result<BoundedWalk, HarnessError> {
                     "more than {WALK_NODE_LIMIT} nodes below the fixture roots"
                 ));
             }
-            let node = observe(layout, entry.path(), named)?;
+            let (node, inode) = observe(layout, entry.path(), named)?;
             path_bytes += node.path.len();
             if path_bytes > WALK_PATH_BYTES_LIMIT {
                 spent = true;
@@ -445,6 +557,7 @@ fn bounded_walk(layout: &Layout) -> Result<BoundedWalk, HarnessError> {
                     "more than {WALK_PATH_BYTES_LIMIT} bytes of paths below the fixture roots"
                 ));
             }
+            inodes.insert(node.path.clone(), inode);
             nodes.push(node);
             Ok(())
         });
@@ -452,15 +565,26 @@ fn bounded_walk(layout: &Layout) -> Result<BoundedWalk, HarnessError> {
         Ok(())
     })?;
     nodes.sort();
-    Ok(BoundedWalk { nodes, problems })
+    Ok(BoundedWalk {
+        nodes,
+        inodes,
+        problems,
+    })
 }
 
-/// One node as the walk records it (its mode as found, before any unlocking): `path` is what
-/// the calls use, `named` the absolute path it is recorded (and reported) as.
-fn observe(layout: &Layout, path: &Path, named: &Path) -> Result<FixtureObservation, HarnessError> {
+/// One node as the walk records it (its mode as found, before any unlocking), and what it
+/// notes of it besides (`Inode`: its times as found, and its change time as the walk left it):
+/// `path` is what the calls use, `named` the absolute
+/// path it is recorded (and reported) as.
+fn observe(
+    layout: &Layout,
+    path: &Path,
+    named: &Path,
+) -> Result<(FixtureObservation, Inode), HarnessError> {
     let meta = fs::symlink_metadata(path).at("inspect", named)?;
     let ft = meta.file_type();
     let perm = meta.mode() & 0o7777;
+    let mut inode = Inode::of(&meta, None);
     let (kind, size, sha256) = if ft.is_symlink() {
         let target = fs::read_link(path).at("read link", named)?;
         let text = layout.logical_target(&target);
@@ -470,11 +594,20 @@ fn observe(layout: &Layout, path: &Path, named: &Path) -> Result<FixtureObservat
             Some(sha256_hex(text.as_bytes())),
         )
     } else if ft.is_file() {
-        let bytes = with_mode_at_least(path, named, perm, 0o400, || read_file(path, named))?;
+        let (bytes, xattrs) = with_mode_at_least(path, named, perm, 0o400, || {
+            Ok((read_file(path, named)?, xattr_digest(path)))
+        })?;
+        inode.xattrs = xattrs;
+        if perm & 0o400 == 0 {
+            // Unlocking and relocking changed it: the change time to compare is the one now.
+            let now = fs::symlink_metadata(path).at("inspect", named)?;
+            inode.ctime_left = (now.ctime(), now.ctime_nsec());
+        }
         // Remembered: the walk after the candidate and the judge find it again by comparing.
         let sha256 = scopebox_schema::digest::sha256_hex_remembered(&bytes);
         ("file", bytes.len() as u64, Some(sha256))
     } else if ft.is_dir() {
+        inode.xattrs = xattr_digest(path);
         ("dir", 0, None)
     } else if ft.is_fifo() {
         ("fifo", 0, None)
@@ -483,13 +616,14 @@ fn observe(layout: &Layout, path: &Path, named: &Path) -> Result<FixtureObservat
     } else {
         ("other", 0, None)
     };
-    Ok(FixtureObservation {
+    let node = FixtureObservation {
         path: layout.logical(named),
         kind: kind.to_string(),
         mode: judge::format_mode(perm),
         size,
         sha256,
-    })
+    };
+    Ok((node, inode))
 }
 
 fn read_file(path: &Path, named: &Path) -> Result<Vec<u8>, HarnessError> {
@@ -820,11 +954,12 @@ mod tests {
         // it back its mode (the mode it had when first entered, above) and sees it whole.
         let work = l.host("/work");
         let first = fs::symlink_metadata(&work).unwrap().mode() & 0o7777;
+        let before = walk_before(l).unwrap();
         fs::set_permissions(&work, fs::Permissions::from_mode(0o000)).unwrap();
         if !rustix::process::geteuid().is_root() {
             assert!(fs::read_dir(&work).is_err(), "the mode really denies");
         }
-        let after = walk_after(l);
+        let after = walk_after(l, &before);
         assert_eq!(
             after.problems,
             [format!(
@@ -859,10 +994,11 @@ mod tests {
     fn a_tree_deeper_than_a_path_can_name_is_reported_by_the_walk_after_and_cleared() {
         let (_d, l) = layout();
         lay_out(&l, &every_kind()).unwrap();
-        let before = walk(&l).unwrap();
+        let walked = walk_before(&l).unwrap();
+        let before = walked.nodes.clone();
         // 3,000 levels: 6,000 bytes of path below /work, past PATH_MAX (4,096).
         nest(&l.host("/work"), "d", 3_000);
-        let after = walk_after(&l);
+        let after = walk_after(&l, &walked);
         let deepest = format!("/work{}", "/d".repeat(WALK_DEPTH_LIMIT + 1));
         assert_eq!(
             after.problems,
@@ -935,14 +1071,74 @@ mod tests {
         assert_eq!(walk(&l).unwrap(), fixtures);
     }
 
+    /// What calls that open nothing can change on a node that still looks the same: its times
+    /// (`utimensat`, even back to the same values) and its extended attributes. The walk's own
+    /// unlocking of denied nodes changes nothing it compares.
+    #[test]
+    fn times_and_extended_attributes_changed_behind_an_unchanged_node_are_problems() {
+        let (_d, l) = layout();
+        lay_out(&l, &every_kind()).unwrap();
+        let untouched = walk_before(&l).unwrap();
+        assert_eq!(walk_after(&l, &untouched).problems, Vec::<String>::new());
+
+        let before = walk_before(&l).unwrap();
+        let config = l.host("/work/p/.mcp.json");
+        let old = rustix::fs::Timestamps {
+            last_access: rustix::fs::Timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            },
+            last_modification: rustix::fs::Timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            },
+        };
+        rustix::fs::utimensat(rustix::fs::CWD, &config, &old, AtFlags::empty()).unwrap();
+        let bom = l.host("/work/p/bom.json");
+        let meta = fs::symlink_metadata(&bom).unwrap();
+        let same = rustix::fs::Timestamps {
+            last_access: rustix::fs::Timespec {
+                tv_sec: meta.atime(),
+                tv_nsec: meta.atime_nsec(),
+            },
+            last_modification: rustix::fs::Timespec {
+                tv_sec: meta.mtime(),
+                tv_nsec: meta.mtime_nsec(),
+            },
+        };
+        rustix::fs::utimensat(rustix::fs::CWD, &bom, &same, AtFlags::empty()).unwrap();
+        let tagged = l.host("/work/empty");
+        let xattrs = rustix::fs::lsetxattr(
+            &tagged,
+            "user.scopebox",
+            b"x",
+            rustix::fs::XattrFlags::empty(),
+        );
+        let after = walk_after(&l, &before);
+        let mut expected = vec![
+            "fixture /work/p/.mcp.json: its modification time changed, though what the walk records of it did not".to_string(),
+            "fixture /work/p/bom.json: its inode change time changed, though what the walk records of it did not".to_string(),
+        ];
+        // (A filesystem without user extended attributes refuses the tag: nothing to see then.)
+        if xattrs.is_ok() {
+            expected.push("fixture /work/empty: its extended attributes changed, though what the walk records of it did not".to_string());
+            expected.sort();
+        }
+        let mut got = after.problems.clone();
+        got.sort();
+        assert_eq!(got, expected);
+        assert_eq!(after.nodes, before.nodes);
+    }
+
     #[test]
     fn the_walk_after_stops_at_its_node_bound_and_says_so() {
         let (_d, l) = layout();
+        let before = walk_before(&l).unwrap();
         for i in 0..WALK_NODE_LIMIT + 10 {
             fs::write(l.host(&format!("/work/f{i:05}")), b"").unwrap();
         }
         fs::write(l.host("/home/node/later"), b"").unwrap();
-        let after = walk_after(&l);
+        let after = walk_after(&l, &before);
         assert_eq!(after.nodes.len(), WALK_NODE_LIMIT);
         assert_eq!(after.problems.len(), 1, "{:?}", after.problems);
         assert!(after.problems[0].ends_with(&format!(
@@ -957,6 +1153,7 @@ mod tests {
     #[test]
     fn the_walk_after_stops_at_its_path_text_bound_and_says_so() {
         let (_d, l) = layout();
+        let before = walk_before(&l).unwrap();
         // Paths of ~3,800 bytes (15 directories of 250-byte names): 600 of them pass 2 MiB.
         let mut dir = l.host("/work");
         for i in 0..15 {
@@ -966,7 +1163,7 @@ mod tests {
         for i in 0..600 {
             fs::write(dir.join(format!("f{i:03}")), b"").unwrap();
         }
-        let after = walk_after(&l);
+        let after = walk_after(&l, &before);
         assert_eq!(after.problems.len(), 1, "{:?}", after.problems);
         assert!(after.problems[0].ends_with(&format!(
             ": more than {WALK_PATH_BYTES_LIMIT} bytes of paths below the fixture roots"

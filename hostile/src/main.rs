@@ -25,6 +25,9 @@
 //! - `plant-tmp`: leaves a directory, a symlink to the evidence volume and a FIFO in /tmp, with
 //!   calls that open nothing (`mkdir`, `symlink`, `mknod`), for whatever a later case finds
 //!   there;
+//! - `touch-configs`: sets every config file's times back to 1970 (`utimensat`) and tags it
+//!   with an extended attribute (`setxattr`), which open nothing and leave what a walk records
+//!   (kind, mode, size, content) as it was;
 //! - `kill-runner`: kills its parent, the runner, with SIGKILL;
 //! - `kill-witness`: kills its grandparent, the kernel witness that supervises the runner;
 //! - `file-flood`: leaves 5,000 empty files with long names in /work (for the size of what
@@ -132,6 +135,33 @@ fn main() {
             let fifo = CString::new("/tmp/pipe").expect("no NUL");
             // SAFETY: mkfifo takes a NUL-terminated path; an error is only a return value.
             unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) };
+        }
+        "touch-configs" => {
+            let mut files = Vec::new();
+            for root in FIXTURE_ROOTS {
+                walk(Path::new(root), &mut files);
+            }
+            let epoch = [libc::timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            }; 2];
+            for file in files {
+                let Ok(path) = CString::new(file.as_os_str().as_bytes()) else {
+                    continue;
+                };
+                // SAFETY: NUL-terminated path and name, a two-element times array and a value
+                // of the length given; errors are only return values.
+                unsafe {
+                    libc::utimensat(libc::AT_FDCWD, path.as_ptr(), epoch.as_ptr(), 0);
+                    libc::setxattr(
+                        path.as_ptr(),
+                        c"user.scopebox".as_ptr(),
+                        b"x".as_ptr().cast(),
+                        1,
+                        0,
+                    );
+                }
+            }
         }
         "kill-runner" => kill(std::os::unix::process::parent_id() as i32),
         "kill-witness" => kill(parent_of(std::os::unix::process::parent_id())),
