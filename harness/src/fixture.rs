@@ -22,7 +22,7 @@ use scopebox_schema::evidence::{
 use scopebox_schema::judge::{self, DEFAULT_DIR_MODE, DEFAULT_FILE_MODE};
 use scopebox_schema::matrix::FixtureEntry;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{CStr, CString};
 use std::fs;
 use std::io::Read;
@@ -218,7 +218,7 @@ fn level(path: &Path) -> usize {
 fn visit(
     root: &Path,
     start: &Path,
-    f: &mut dyn FnMut(&walkdir::DirEntry, &Path) -> Result<(), HarnessError>,
+    f: &mut dyn FnMut(Visited<'_>, &Path) -> Result<(), HarnessError>,
 ) -> Result<(), HarnessError> {
     let walk = walkdir::WalkDir::new(start)
         .min_depth(1)
@@ -227,7 +227,7 @@ fn visit(
     for entry in walk {
         let denied = match entry {
             Ok(entry) => {
-                f(&entry, &Inside::absolute(root, entry.path()))?;
+                f(Visited::Node(&entry), &Inside::absolute(root, entry.path()))?;
                 continue;
             }
             Err(e) => denied_directory(root, start, e)?,
@@ -242,10 +242,23 @@ fn visit(
                 result?;
                 return Err(HarnessError::new("restore mode of", &named, e));
             }
-            _ => result?,
+            Err(_) => result?,
+            Ok(()) => {
+                result?;
+                f(Visited::Relocked(&dir), &named)?;
+            }
         }
     }
     Ok(())
+}
+
+/// What `visit` tells its callback of.
+enum Visited<'a> {
+    /// A node below the start, as walkdir found it.
+    Node(&'a walkdir::DirEntry),
+    /// A directory the walk unlocked to list it, once its mode is given back (its path as the
+    /// calls spell it): its change time is not what the walk found any more.
+    Relocked(&'a Path),
 }
 
 /// A walk error that is a directory its owner may not list for want of `WALK_UNLOCK` bits: its
@@ -416,12 +429,26 @@ pub fn walk_after(layout: &Layout, before: &WalkBefore) -> WalkAfter {
     let mut problems: Vec<String> = walk.problems.iter().map(problem).collect();
     let looked_before: BTreeMap<&str, &FixtureObservation> =
         before.nodes.iter().map(|n| (n.path.as_str(), n)).collect();
+    let looked_after: BTreeSet<&str> = walk.nodes.iter().map(|n| n.path.as_str()).collect();
+    // The directories an entry was added to or removed from (their times changed with it).
+    let entries_changed: BTreeSet<&str> = looked_before
+        .keys()
+        .copied()
+        .filter(|p| !looked_after.contains(p))
+        .chain(
+            looked_after
+                .iter()
+                .copied()
+                .filter(|p| !looked_before.contains_key(p)),
+        )
+        .filter_map(|p| p.rfind('/').map(|at| &p[..at]))
+        .collect();
     for node in &walk.nodes {
         let path = node.path.as_str();
         let (Some(was), Some(now)) = (before.inodes.get(path), walk.inodes.get(path)) else {
             continue;
         };
-        let changed = was.changes(now, node.kind == "dir");
+        let changed = was.changes(now, !entries_changed.contains(path));
         if looked_before.get(path) == Some(&node) && !changed.is_empty() {
             problems.push(format!(
                 "fixture {path}: its {} changed, though what the walk records of it did not",
@@ -471,15 +498,15 @@ impl Inode {
         }
     }
 
-    /// What differs between `self` (before) and `after`, as the walk after names it; for a
-    /// directory only its extended attributes count (adding or removing an entry, and the
-    /// walk's own unlocking, change its times, and the walk reports entries itself).
-    fn changes(&self, after: &Inode, is_dir: bool) -> Vec<&'static str> {
+    /// What differs between `self` (before) and `after`, as the walk after names it. `times`
+    /// is false for a directory an entry was added to or removed from: that changes its times,
+    /// and the walk reports the entry itself.
+    fn changes(&self, after: &Inode, times: bool) -> Vec<&'static str> {
         let mut changed = Vec::new();
         if self.xattrs != after.xattrs {
             changed.push("extended attributes");
         }
-        if !is_dir {
+        if times {
             if self.mtime != after.mtime {
                 changed.push("modification time");
             } else if self.ctime_left != after.ctime_found {
@@ -521,7 +548,7 @@ fn xattr_digest(path: &Path) -> Option<String> {
 /// entered at all.
 fn bounded_walk(layout: &Layout) -> Result<BoundedWalk, HarnessError> {
     let mut nodes = Vec::new();
-    let mut inodes = BTreeMap::new();
+    let mut inodes: BTreeMap<String, Inode> = BTreeMap::new();
     let mut problems = Vec::new();
     let mut path_bytes = 0usize;
     let mut spent = false;
@@ -530,7 +557,17 @@ fn bounded_walk(layout: &Layout) -> Result<BoundedWalk, HarnessError> {
         if spent {
             return Ok(());
         }
-        let walked = visit(root, Path::new("."), &mut |entry, named| {
+        let walked = visit(root, Path::new("."), &mut |visited, named| {
+            let entry = match visited {
+                Visited::Node(entry) => entry,
+                Visited::Relocked(dir) => {
+                    let now = fs::symlink_metadata(dir).at("inspect", named)?;
+                    if let Some(inode) = inodes.get_mut(&layout.logical(named)) {
+                        inode.ctime_left = (now.ctime(), now.ctime_nsec());
+                    }
+                    return Ok(());
+                }
+            };
             let bound = |what: String| {
                 Err(HarnessError::new(
                     "walk",
@@ -1121,13 +1158,25 @@ mod tests {
         ];
         // (A filesystem without user extended attributes refuses the tag: nothing to see then.)
         if xattrs.is_ok() {
-            expected.push("fixture /work/empty: its extended attributes changed, though what the walk records of it did not".to_string());
+            expected.push("fixture /work/empty: its extended attributes and inode change time changed, though what the walk records of it did not".to_string());
             expected.sort();
         }
         let mut got = after.problems.clone();
         got.sort();
         assert_eq!(got, expected);
         assert_eq!(after.nodes, before.nodes);
+
+        // A directory made and removed again inside a fixture directory (`mkdir`, `rmdir`: no
+        // open) leaves the directory's times changed; an entry added is the walk's to report.
+        let before = walk_before(&l).unwrap();
+        fs::create_dir(l.host("/work/p/tmp")).unwrap();
+        fs::remove_dir(l.host("/work/p/tmp")).unwrap();
+        fs::write(l.host("/work/empty/new"), b"").unwrap();
+        let after = walk_after(&l, &before);
+        assert_eq!(
+            after.problems,
+            ["fixture /work/p: its modification time changed, though what the walk records of it did not"]
+        );
     }
 
     #[test]
