@@ -113,7 +113,10 @@ fn enter_as_first_found(
     if mode == first {
         return Ok(None);
     }
-    fs::set_permissions(here, fs::Permissions::from_mode(first)).at("restore mode of", root)?;
+    if found.is_none() {
+        // (A root that kept its owner out was given its mode back above, by its path.)
+        fs::set_permissions(here, fs::Permissions::from_mode(first)).at("restore mode of", root)?;
+    }
     Ok(Some(HarnessError::new(
         "mode of fixture root",
         root,
@@ -400,7 +403,7 @@ pub fn walk_before(layout: &Layout) -> Result<WalkBefore, HarnessError> {
 }
 
 /// The walk after a run (`CaseRecord::fixtures_after` and `fixtures_after_problems`).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct WalkAfter {
     /// What the walk saw, sorted by path: the whole tree when `problems` is empty.
     pub nodes: Vec<FixtureObservation>,
@@ -643,15 +646,12 @@ fn observe(
         // Remembered: the walk after the candidate and the judge find it again by comparing.
         let sha256 = scopebox_schema::digest::sha256_hex_remembered(&bytes);
         ("file", bytes.len() as u64, Some(sha256))
-    } else if ft.is_dir() {
-        inode.xattrs = xattr_digest(path);
-        ("dir", 0, None)
-    } else if ft.is_fifo() {
-        ("fifo", 0, None)
-    } else if ft.is_socket() {
-        ("socket", 0, None)
     } else {
-        ("other", 0, None)
+        if ft.is_dir() {
+            inode.xattrs = xattr_digest(path);
+        }
+        // Directories and the rest have size 0 (their sizes are filesystem noise).
+        (kind_name(ft), 0, None)
     };
     let node = FixtureObservation {
         path: layout.logical(named),
@@ -661,6 +661,24 @@ fn observe(
         sha256,
     };
     Ok((node, inode))
+}
+
+/// The name a walk records a node's kind by: `file`, `dir`, `symlink`, `fifo`, `socket` or
+/// `other` (the scratch listing and `WrittenFile::kind` use the same names).
+pub fn kind_name(ft: fs::FileType) -> &'static str {
+    if ft.is_file() {
+        "file"
+    } else if ft.is_dir() {
+        "dir"
+    } else if ft.is_symlink() {
+        "symlink"
+    } else if ft.is_fifo() {
+        "fifo"
+    } else if ft.is_socket() {
+        "socket"
+    } else {
+        "other"
+    }
 }
 
 fn read_file(path: &Path, named: &Path) -> Result<Vec<u8>, HarnessError> {

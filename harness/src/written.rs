@@ -21,53 +21,10 @@ use std::path::Path;
 /// The matrix spelling of the scratch tmpfs.
 const SCRATCH: &str = "/tmp";
 
-/// Every entry below the scratch tmpfs, by matrix path (`/tmp/x`): its kind (`ScratchKind`)
-/// and, for a regular file, the sha256 of its bytes (`None` when unreadable), for a symlink that
-/// of its target text.
-pub type ScratchListing = BTreeMap<String, (ScratchKind, Option<String>)>;
-
-/// What an entry of the scratch tmpfs is, by the fixture walk's names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScratchKind {
-    File,
-    Dir,
-    Symlink,
-    Fifo,
-    Socket,
-    Other,
-}
-
-impl ScratchKind {
-    fn of(file_type: std::fs::FileType) -> ScratchKind {
-        use std::os::unix::fs::FileTypeExt;
-        if file_type.is_file() {
-            ScratchKind::File
-        } else if file_type.is_dir() {
-            ScratchKind::Dir
-        } else if file_type.is_symlink() {
-            ScratchKind::Symlink
-        } else if file_type.is_fifo() {
-            ScratchKind::Fifo
-        } else if file_type.is_socket() {
-            ScratchKind::Socket
-        } else {
-            ScratchKind::Other
-        }
-    }
-
-    /// `WrittenFile::kind`: none for a regular file.
-    fn recorded(self) -> Option<String> {
-        let name = match self {
-            ScratchKind::File => return None,
-            ScratchKind::Dir => "dir",
-            ScratchKind::Symlink => "symlink",
-            ScratchKind::Fifo => "fifo",
-            ScratchKind::Socket => "socket",
-            ScratchKind::Other => "other",
-        };
-        Some(name.to_string())
-    }
-}
+/// Every entry below the scratch tmpfs, by matrix path (`/tmp/x`): its kind (as the fixture walk
+/// names kinds, `fixture::kind_name`) and, for a regular file, the sha256 of its bytes (`None`
+/// when unreadable), for a symlink that of its target text.
+pub type ScratchListing = BTreeMap<String, (&'static str, Option<String>)>;
 
 /// Lists the scratch tmpfs (without following symlinks), leaving out the sentinel's marker:
 /// from inside it (`Inside`), so no path is resolved from `/`; by absolute paths where it
@@ -103,10 +60,10 @@ fn list(layout: &Layout, root: &Path, start: &Path, out: &mut ScratchListing) {
         if root.join(relative) == layout.sentinel_marker {
             continue;
         }
-        let kind = ScratchKind::of(entry.file_type());
+        let kind = crate::fixture::kind_name(entry.file_type());
         let digest = match kind {
-            ScratchKind::File => std::fs::read(path).ok().map(|b| sha256_hex(&b)),
-            ScratchKind::Symlink => std::fs::read_link(path)
+            "file" => std::fs::read(path).ok().map(|b| sha256_hex(&b)),
+            "symlink" => std::fs::read_link(path)
                 .ok()
                 .map(|t| sha256_hex(t.as_os_str().as_encoded_bytes())),
             _ => None,
@@ -131,7 +88,7 @@ pub fn capture(
         .iter()
         .filter(|o| o.kind == "file" && !had.contains(o.path.as_str()))
         .map(|o| (o.path.clone(), layout.host(&o.path)));
-    let added = added.map(|(path, host)| (path, host, ScratchKind::File));
+    let added = added.map(|(path, host)| (path, host, "file"));
     let scratch = scratch_listing(layout)
         .into_iter()
         .filter(|(path, entry)| scratch_before.get(path) != Some(entry))
@@ -147,7 +104,7 @@ pub fn capture(
         .take(WRITTEN_FILE_LIMIT)
         .map(|(path, host, kind)| {
             let (file, kept) = match kind {
-                ScratchKind::File => read_written(&path, &host, budget),
+                "file" => read_written(&path, &host, budget),
                 _ => (other_entry(&path, &host, kind), 0),
             };
             budget -= kept;
@@ -159,16 +116,16 @@ pub fn capture(
 /// An entry of the scratch tmpfs that is not a regular file: a symlink with its target text as
 /// content (a canary spelled as a link target is searched like file content), anything else
 /// with none.
-fn other_entry(logical: &str, host: &Path, kind: ScratchKind) -> WrittenFile {
+fn other_entry(logical: &str, host: &Path, kind: &str) -> WrittenFile {
     let content = match kind {
-        ScratchKind::Symlink => std::fs::read_link(host)
+        "symlink" => std::fs::read_link(host)
             .map(|t| t.into_os_string().into_encoded_bytes())
             .unwrap_or_default(),
         _ => Vec::new(),
     };
     WrittenFile {
         path: logical.to_string(),
-        kind: kind.recorded(),
+        kind: Some(kind.to_string()),
         size: content.len() as u64,
         sha256: sha256_hex(&content),
         content_base64: encode_base64(&content),

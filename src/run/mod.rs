@@ -536,8 +536,7 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     let root = crate::shipped::source_root()?;
     // The checkout's and the toolchain's part of the provenance, read beside everything else.
     // A platform's candidate is built from the checkout unless one was given for it.
-    let built_here = |p: Platform| !given.iter().any(|c| c.platform == p);
-    let wants_source = selection.platforms.iter().any(|&p| built_here(p));
+    let wants_source = selection.platforms.iter().any(|&p| built_here(&given, p));
     let checkout = {
         let root = root.clone();
         tokio::task::spawn_blocking(move || crate::provenance::Checkout::read(&root, wants_source))
@@ -929,6 +928,11 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     Ok(Attempt::Finished(outcome))
 }
 
+/// Whether `platform`'s candidate is built from the checkout: none was given for it.
+fn built_here(given: &[Candidate], platform: Platform) -> bool {
+    !given.iter().any(|c| c.platform == platform)
+}
+
 /// What the engine answered before anything was made for a run.
 struct EngineAnswer {
     engine: DockerEngine,
@@ -950,7 +954,6 @@ async fn ask_engine(
     given: &[Candidate],
     checkout: tokio::task::JoinHandle<crate::provenance::Checkout>,
 ) -> Result<EngineAnswer, CommandError> {
-    let built_here = |p: Platform| !given.iter().any(|c| c.platform == p);
     let engine = reach_engine().await?;
     let info = bounded("ask the Docker engine about itself", engine.info()).await?;
     let engine_platform = Platform::from_machine(&info.architecture);
@@ -990,7 +993,8 @@ async fn ask_engine(
     }
     // What the candidates are built from: the source revision, read while cargo checks or
     // builds it (cargo writes only under target/, which the revision's status ignores).
-    let origins: Vec<(Platform, bool)> = covered.iter().map(|&p| (p, built_here(p))).collect();
+    let origins: Vec<(Platform, bool)> =
+        covered.iter().map(|&p| (p, built_here(given, p))).collect();
     let checkout = checkout.await.expect("reading the checkout never panics");
     let provenance = crate::provenance::gather(checkout, &info, &origins);
     Ok(EngineAnswer {
