@@ -128,7 +128,7 @@ pub fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
     let matrix = workspace().join("harness/matrix/faults/stall.json");
     let _hold = crate::support::engine_hold();
     let (mut child, mut lines) = start_scopebox(|c| {
-        c.args(["run", "--out", bundle.to_str().unwrap()])
+        c.args(["run", "--json", "--out", bundle.to_str().unwrap()])
             .args(["--matrix", matrix.to_str().unwrap(), "--deadline", "120"])
             // One container, so that the one running is the stall's (with shards, the first
             // shard's container may already have exited).
@@ -179,12 +179,21 @@ pub fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
 
     let since = Instant::now();
     while lines.next(since, END_BOUND).is_some() {}
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.0.stdout.take().unwrap(), &mut stdout).unwrap();
     let status = child.0.wait().expect("scopebox is waited for");
     let stderr = lines.all();
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("scopebox: INTERRUPTED:"), "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one object");
+    assert_eq!(summary["outcome"], "interrupted", "{summary}");
+    assert_eq!(
+        summary["platforms"][0]["evidenceExported"], false,
+        "{summary}"
+    );
+    assert_eq!(summary["platforms"][0]["cases"]["passed"], 0, "{summary}");
     assert!(
-        stderr.contains("linux/amd64: interrupted: evidence not exported"),
+        stderr.contains("linux/amd64: interrupted: none of its evidence was exported, 0/"),
         "the summary must say what happened: {stderr}"
     );
     assert!(

@@ -8,7 +8,7 @@
 use crate::exit::Outcome;
 use crate::receipt::Conclusion;
 use scopebox_receipts::verify::{BundleError, Report};
-use scopebox_schema::receipt::Receipt;
+use scopebox_schema::receipt::{EventKind, PlatformRun, Receipt};
 use scopebox_terminal::escape;
 use std::path::Path;
 
@@ -25,12 +25,16 @@ pub struct PlatformClosing<'a> {
     pub boundary_met: bool,
     pub controls_ok: bool,
     pub cleaned_up: bool,
+    /// The platform's containers, and how many of them had their evidence copied out: fewer
+    /// only when Ctrl-C came first (a platform that finished before it is judged as usual).
+    pub containers: usize,
+    pub exported: usize,
 }
 
 /// Everything the closing report says.
 pub struct Closing<'a> {
     pub outcome: Outcome,
-    /// Ctrl-C ended the run: the evidence was not exported.
+    /// Ctrl-C ended the run: the evidence of the platforms still running was not exported.
     pub interrupted: bool,
     pub platforms: Vec<PlatformClosing<'a>>,
     /// The platforms not covered, by name.
@@ -40,6 +44,20 @@ pub struct Closing<'a> {
     pub bundle: &'a Path,
     pub seconds: f64,
     pub verification: &'a Result<Report, BundleError>,
+}
+
+/// How many of a platform's containers had their evidence copied out (all of them, but after
+/// Ctrl-C for a platform still running).
+pub fn exported_containers(run: &PlatformRun) -> usize {
+    std::iter::once(&run.execution)
+        .chain(run.shards.iter().map(|shard| &shard.execution))
+        .filter(|execution| {
+            execution
+                .events
+                .iter()
+                .any(|e| e.event == EventKind::EvidenceExported)
+        })
+        .count()
 }
 
 impl<'a> Closing<'a> {
@@ -71,6 +89,8 @@ impl<'a> Closing<'a> {
                         && run.boundary.observed_meets_policy,
                     controls_ok: scopebox_schema::judge::control_failures(&run.controls).is_empty(),
                     cleaned_up: run.cleanup.container_removed && run.cleanup.volume_removed,
+                    containers: 1 + run.shards.len(),
+                    exported: exported_containers(run),
                 })
                 .collect(),
             not_covered: receipt
@@ -92,11 +112,19 @@ impl<'a> Closing<'a> {
         for p in &self.platforms {
             let cleanup = if p.cleaned_up { "done" } else { "INCOMPLETE" };
             let emulated = if p.emulated { " (emulated)" } else { "" };
-            if self.interrupted {
-                // After Ctrl-C everything downstream of the export is missing by design: the
-                // boundary and the controls were not judged, so they are not reported failing.
+            if self.interrupted && p.exported < p.containers {
+                // Downstream of a missing export nothing was judged: the boundary and the
+                // controls are not reported failing, and the cases counted are only those whose
+                // evidence was copied out before Ctrl-C (the progress lines are not evidence).
+                let exported = match p.exported {
+                    0 => "none of its evidence was exported".to_string(),
+                    n => format!(
+                        "the evidence of {n} of its {} containers was exported",
+                        p.containers
+                    ),
+                };
                 lines.push(format!(
-                    "scopebox: {}{emulated}: interrupted: evidence not exported ({}/{} cases reported before Ctrl-C), cleanup {cleanup}",
+                    "scopebox: {}{emulated}: interrupted: {exported}, {}/{} cases passed in it, cleanup {cleanup}",
                     p.platform, p.passed, p.total,
                 ));
                 continue;
@@ -182,6 +210,8 @@ mod tests {
             boundary_met: true,
             controls_ok: true,
             cleaned_up: true,
+            containers: 1,
+            exported: 1,
         }
     }
 
@@ -281,13 +311,48 @@ mod tests {
     fn an_interrupted_platform_reports_no_judgement_and_the_receipt_says_so() {
         let problems = vec![HOSTILE.to_string()];
         let verification = unreadable();
-        let mut c = closing(vec![platform("linux/amd64", &problems)], &verification);
+        let mut amd64 = platform("linux/amd64", &problems);
+        (amd64.exported, amd64.passed) = (0, 0);
+        let mut c = closing(vec![amd64], &verification);
         c.interrupted = true;
         c.outcome = Outcome::Interrupted;
         let lines = c.lines();
         assert_eq!(lines.len(), 3, "{lines:#?}");
-        assert!(lines[0].contains("interrupted: evidence not exported (1/2 cases"));
+        assert_eq!(
+            lines[0],
+            "scopebox: linux/amd64: interrupted: none of its evidence was exported, 0/2 cases passed in it, cleanup done"
+        );
         assert!(lines[1].starts_with("scopebox: INTERRUPTED: linux/amd64"));
         assert!(lines[2].ends_with("records the interruption; it is not evidence of a run"));
+    }
+
+    /// Ctrl-C while the emulated platform ran: the native one had finished and been judged, so
+    /// it is reported as judged (not as "not exported"), and a platform with one of its two
+    /// containers exported says which part its count covers.
+    #[test]
+    fn in_an_interrupted_run_a_platform_that_finished_is_reported_as_judged() {
+        let problems = vec![HOSTILE.to_string()];
+        let none: Vec<String> = Vec::new();
+        let verification = unreadable();
+        let amd64 = platform("linux/amd64", &problems);
+        let mut arm64 = platform("linux/arm64", &none);
+        (arm64.emulated, arm64.containers, arm64.exported) = (true, 2, 1);
+        let mut c = closing(vec![amd64, arm64], &verification);
+        c.interrupted = true;
+        c.outcome = Outcome::Interrupted;
+        let lines = c.lines();
+        assert_eq!(
+            lines[0],
+            format!("  problem (linux/amd64): {}", escape(HOSTILE))
+        );
+        assert_eq!(
+            lines[1],
+            "scopebox: linux/amd64: 1/2 cases passed, boundary met, controls ok, cleanup done"
+        );
+        assert_eq!(
+            lines[2],
+            "scopebox: linux/arm64 (emulated): interrupted: the evidence of 1 of its 2 containers was exported, 1/2 cases passed in it, cleanup done"
+        );
+        assert!(lines[3].starts_with("scopebox: INTERRUPTED: linux/amd64 + linux/arm64"));
     }
 }

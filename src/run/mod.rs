@@ -1211,6 +1211,7 @@ fn json_summary(s: JsonSummary<'_>) -> serde_json::Value {
                 "candidateArchive": run.inputs.candidate_archive.name,
                 "cases": {"total": c.total, "passed": c.passed},
                 "problems": c.problems,
+                "evidenceExported": closing::exported_containers(run) == 1 + run.shards.len(),
             })
         })
         .collect();
@@ -1232,7 +1233,8 @@ fn json_summary(s: JsonSummary<'_>) -> serde_json::Value {
         "phasesMs": s.phases,
     });
     if s.interrupted {
-        summary["message"] = "interrupted: evidence not exported".into();
+        summary["message"] =
+            "interrupted: the evidence of the platforms still running was not exported".into();
     }
     summary
 }
