@@ -12,6 +12,9 @@ use scopebox_schema::receipt::{EventKind, PlatformRun, Receipt};
 use scopebox_terminal::escape;
 use std::path::Path;
 
+/// Said when Ctrl-C came after every container's evidence had been exported.
+pub const LATE_CTRL_C: &str = "scopebox: Ctrl-C came after every container's evidence had been exported: the run was finished, and its exit code is its verdict";
+
 /// Problems shown per platform; the rest are counted (the receipt has them all).
 pub const SHOWN_PROBLEMS: usize = 12;
 
@@ -36,6 +39,9 @@ pub struct Closing<'a> {
     pub outcome: Outcome,
     /// Ctrl-C ended the run: the evidence of the platforms still running was not exported.
     pub interrupted: bool,
+    /// Ctrl-C came only once every container's evidence had been exported: the run was
+    /// finished (judging, writing and verifying take about a second) and said so.
+    pub late_ctrl_c: bool,
     pub platforms: Vec<PlatformClosing<'a>>,
     /// The platforms not covered, by name.
     pub not_covered: Vec<&'a str>,
@@ -75,6 +81,7 @@ impl<'a> Closing<'a> {
         Closing {
             outcome,
             interrupted,
+            late_ctrl_c: false,
             platforms: receipt
                 .platforms
                 .iter()
@@ -189,6 +196,9 @@ impl<'a> Closing<'a> {
                 escape(&e.to_string())
             ),
         });
+        if self.late_ctrl_c && !self.interrupted {
+            lines.push(LATE_CTRL_C.to_string());
+        }
         lines
     }
 }
@@ -226,6 +236,7 @@ mod tests {
         Closing {
             outcome: Outcome::Failed,
             interrupted: false,
+            late_ctrl_c: false,
             platforms,
             not_covered: vec!["linux/arm64"],
             cases_passed: 1,
@@ -354,5 +365,26 @@ mod tests {
             "scopebox: linux/arm64 (emulated): interrupted: the evidence of 1 of its 2 containers was exported, 1/2 cases passed in it, cleanup done"
         );
         assert!(lines[3].starts_with("scopebox: INTERRUPTED: linux/amd64 + linux/arm64"));
+    }
+
+    /// Ctrl-C after the export: the verdict and the verification are reported as for any run,
+    /// then the line that says the keypress came too late to stop anything. During an
+    /// interrupted run it is not said (the interruption is).
+    #[test]
+    fn a_late_ctrl_c_is_said_after_the_verdict_and_only_then() {
+        let none: Vec<String> = Vec::new();
+        let verification = unreadable();
+        let mut c = closing(vec![platform("linux/amd64", &none)], &verification);
+        c.late_ctrl_c = true;
+        let lines = c.lines();
+        assert!(
+            lines[1].starts_with("scopebox: FAILED: linux/amd64"),
+            "{lines:#?}"
+        );
+        assert!(lines[2].contains("NOT verified"), "{lines:#?}");
+        assert_eq!(lines[3], LATE_CTRL_C);
+        assert_eq!(lines.len(), 4);
+        c.interrupted = true;
+        assert!(!c.lines().contains(&LATE_CTRL_C.to_string()));
     }
 }

@@ -188,6 +188,11 @@ impl CtrlC {
         CtrlC { rx }
     }
 
+    /// Whether Ctrl-C was pressed by now.
+    pub fn was_hit(&self) -> bool {
+        *self.rx.borrow()
+    }
+
     /// Completes once Ctrl-C was pressed (at once if it already was).
     pub fn hit(&self) -> impl Future<Output = ()> + 'static {
         let mut rx = self.rx.clone();

@@ -898,15 +898,19 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     } else {
         Outcome::Failed
     };
-    let closing = closing::Closing::of_receipt(
-        outcome,
-        any_interrupted,
-        &receipt,
-        &conclusions,
-        &out,
-        clock.elapsed().as_secs_f64(),
-        &verification,
-    );
+    let late_ctrl_c = ctrl_c.was_hit() && !any_interrupted;
+    let closing = closing::Closing {
+        late_ctrl_c,
+        ..closing::Closing::of_receipt(
+            outcome,
+            any_interrupted,
+            &receipt,
+            &conclusions,
+            &out,
+            clock.elapsed().as_secs_f64(),
+            &verification,
+        )
+    };
     for line in closing.lines() {
         eprintln!("{line}");
     }
@@ -922,6 +926,7 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
             seconds: clock.elapsed().as_secs_f64(),
             phases: phases.to_json(),
             interrupted: any_interrupted,
+            late_ctrl_c,
         });
         crate::exit::print_summary(&summary);
     }
@@ -1192,6 +1197,7 @@ struct JsonSummary<'a> {
     seconds: f64,
     phases: serde_json::Value,
     interrupted: bool,
+    late_ctrl_c: bool,
 }
 
 /// The `--json` summary of a finished run: where its bundle, receipt, junit and archive are,
@@ -1235,6 +1241,8 @@ fn json_summary(s: JsonSummary<'_>) -> serde_json::Value {
     if s.interrupted {
         summary["message"] =
             "interrupted: the evidence of the platforms still running was not exported".into();
+    } else if s.late_ctrl_c {
+        summary["message"] = closing::LATE_CTRL_C.trim_start_matches("scopebox: ").into();
     }
     summary
 }
