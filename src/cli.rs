@@ -307,7 +307,7 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
     };
     let written = tokio::select! {
         done = work => done?,
-        _ = tokio::signal::ctrl_c() => return Ok(Outcome::Interrupted),
+        () = crate::run::CtrlC::listen().hit() => return Ok(Outcome::Interrupted),
     };
     let mut summaries = Vec::new();
     for (candidate, path, manifest) in &written {
@@ -359,7 +359,7 @@ async fn build(args: BuildArgs) -> Result<Outcome, CommandError> {
     };
     let built = tokio::select! {
         done = work => done?,
-        _ = tokio::signal::ctrl_c() => return Ok(Outcome::Interrupted),
+        () = crate::run::CtrlC::listen().hit() => return Ok(Outcome::Interrupted),
     };
     eprintln!(
         "scopebox: built the static binaries for {} in {}",

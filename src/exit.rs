@@ -9,7 +9,7 @@
 //! | 3    | the Docker engine is unreachable, or did not answer its first ping within 120 s (the hint names the address tried) |
 //! | 4    | a platform named with `--platform` (or by a `--candidate`) cannot run on this engine (no emulator / binfmt handler: exec format error); probed before any image is made (a static build under way is stopped), nothing left behind |
 //! | 124  | the deadline passed; the container was killed, its evidence still exported |
-//! | 130  | interrupted by Ctrl-C; container and volume removed |
+//! | 130  | interrupted by Ctrl-C, SIGTERM or SIGHUP; container and volume removed |
 //!
 //! Every engine call except the container wait (which `--deadline` bounds) has its own 120 s
 //! limit (`run::STEP_TIMEOUT`): a hung engine ends the run with "failed to {call}: the Docker
@@ -227,7 +227,8 @@ pub fn result_json(result: &Result<Outcome, CommandError>) -> serde_json::Value 
                 "exitCode": code(result),
             });
             if *outcome == Outcome::Interrupted {
-                summary["message"] = "interrupted by Ctrl-C: evidence not exported".into();
+                summary["message"] =
+                    "interrupted (Ctrl-C, SIGTERM or SIGHUP): evidence not exported".into();
             }
             summary
         }

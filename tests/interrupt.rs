@@ -123,6 +123,16 @@ fn container_running(run_id: &str) -> bool {
 }
 
 pub fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
+    interrupted_while_the_container_runs(rustix::process::Signal::INT);
+}
+
+/// SIGTERM (`kill`, `timeout`, a cancelled CI job) is taken for Ctrl-C: the same cleanup, the
+/// same report, the same exit code — not a death that leaves the containers running.
+pub fn sigterm_while_the_container_runs_is_taken_for_ctrl_c() {
+    interrupted_while_the_container_runs(rustix::process::Signal::TERM);
+}
+
+fn interrupted_while_the_container_runs(signal: rustix::process::Signal) {
     let dir = tempdir();
     let bundle = dir.path().join("bundle");
     let matrix = workspace().join("harness/matrix/faults/stall.json");
@@ -175,7 +185,7 @@ pub fn ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind() {
     );
 
     let pid = rustix::process::Pid::from_child(&child.0);
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT is sent");
+    rustix::process::kill_process(pid, signal).expect("the signal is sent");
 
     let since = Instant::now();
     while lines.next(since, END_BOUND).is_some() {}

@@ -94,6 +94,7 @@ fn main() {
         Engine run::a_run_writes_junit_and_one_archive_that_verifies_on_its_own,
         Engine run::a_signed_run_carries_provenance_that_the_verifier_ties_to_the_receipt,
         Engine interrupt::ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind,
+        Engine interrupt::sigterm_while_the_container_runs_is_taken_for_ctrl_c,
         Engine interrupt::ctrl_c_during_the_static_build_exits_130_stops_cargo_and_writes_nothing,
         Engine sweep::leftovers_of_dead_runs_are_swept_and_live_ones_stay,
         Engine sweep::keep_on_failure_keeps_the_objects_until_scopebox_sweep,

@@ -209,9 +209,9 @@ pub async fn run(args: NativeArgs) -> Result<Outcome, CommandError> {
     });
     let result = tokio::select! {
         done = work => done.unwrap_or_else(|e| Err(NativeError::Argument(format!("the native command ({e})")))),
-        _ = tokio::signal::ctrl_c() => {
+        () = crate::run::CtrlC::listen().hit() => {
             if json {
-                crate::exit::print_summary(&serde_json::json!({"ok": false, "exitCode": crate::exit::INTERRUPTED, "error": {"code": "interrupted", "refusal": false, "message": "interrupted by Ctrl-C"}}));
+                crate::exit::print_summary(&serde_json::json!({"ok": false, "exitCode": crate::exit::INTERRUPTED, "error": {"code": "interrupted", "refusal": false, "message": "interrupted (Ctrl-C, SIGTERM or SIGHUP)"}}));
             }
             return Ok(Outcome::Interrupted);
         }

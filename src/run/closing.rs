@@ -13,7 +13,7 @@ use scopebox_terminal::escape;
 use std::path::Path;
 
 /// Said when Ctrl-C came after every container's evidence had been exported.
-pub const LATE_CTRL_C: &str = "scopebox: Ctrl-C came after every container's evidence had been exported: the run was finished, and its exit code is its verdict";
+pub const LATE_CTRL_C: &str = "scopebox: Ctrl-C (or SIGTERM, SIGHUP) came after every container's evidence had been exported: the run was finished, and its exit code is its verdict";
 
 /// Problems shown per platform; the rest are counted (the receipt has them all).
 pub const SHOWN_PROBLEMS: usize = 12;

@@ -164,27 +164,38 @@ impl Record {
     }
 }
 
-/// "failed to X: cause: cause".
 /// Ctrl-C, listened for from the moment a command starts: a SIGINT that lands between two
-/// steps is kept instead of being lost to a listener that did not exist yet. If the listener
-/// cannot be installed, `hit` never completes (only the deadline can end the run).
+/// steps is kept instead of being lost to a listener that did not exist yet. SIGTERM (what
+/// `kill`, `timeout`, CI cancellations and `docker stop` send) and SIGHUP (the terminal went
+/// away) are taken for Ctrl-C too, so the containers and volumes are removed on those paths
+/// as well. If no listener can be installed, `hit` never completes (only the deadline can end
+/// the run).
 pub struct CtrlC {
     rx: tokio::sync::watch::Receiver<bool>,
 }
 
+/// The signals taken for Ctrl-C.
+const STOP_SIGNALS: [tokio::signal::unix::SignalKind; 3] = [
+    tokio::signal::unix::SignalKind::interrupt(),
+    tokio::signal::unix::SignalKind::terminate(),
+    tokio::signal::unix::SignalKind::hangup(),
+];
+
 impl CtrlC {
     pub fn listen() -> CtrlC {
         let (tx, rx) = tokio::sync::watch::channel(false);
-        if let Ok(mut sigint) =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        {
+        for kind in STOP_SIGNALS {
+            let Ok(mut signal) = tokio::signal::unix::signal(kind) else {
+                continue;
+            };
+            let tx = tx.clone();
             tokio::spawn(async move {
-                sigint.recv().await;
+                signal.recv().await;
                 let _ = tx.send(true);
             });
-        } else {
-            std::mem::forget(tx);
         }
+        // With no listener installed every sender is gone, and `hit` then waits for ever.
+        drop(tx);
         CtrlC { rx }
     }
 
@@ -204,6 +215,7 @@ impl CtrlC {
     }
 }
 
+/// "failed to X: cause: cause".
 pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = format!("failed to {e}");
     let mut source = e.source();
