@@ -550,7 +550,9 @@ pub struct Durations {
 pub struct Cleanup {
     pub container_removed: bool,
     pub volume_removed: bool,
-    /// Containers and volumes labelled with this run id still present after the final sweep.
+    /// Containers and volumes labelled with this run id still present after the final sweep;
+    /// when the engine could not list them, the run's own container and volume that it never
+    /// saw removed.
     pub leftovers: u32,
 }
 

@@ -154,6 +154,16 @@ impl Record {
         });
     }
 
+    /// What this lifecycle made and never saw removed: its container (once created) and its
+    /// volume (once created), each until the engine confirmed its removal.
+    pub fn not_seen_removed(&self) -> (bool, bool) {
+        let saw = |kind| self.events.iter().any(|e| e.event == kind);
+        (
+            self.container_id.is_some() && !saw(EventKind::ContainerRemoved),
+            self.volume_created && !saw(EventKind::VolumeRemoved),
+        )
+    }
+
     /// Anything short of a clean exit 0 with every step done.
     pub fn failed(&self) -> bool {
         !self.errors.is_empty()
@@ -585,10 +595,12 @@ async fn cleanup<E: Engine>(engine: &E, plan: &Plan, rec: &mut Record) {
         }
         Err(e) => {
             rec.fail(e);
+            // Nothing proves a removal without the listing; what is known left is counted.
+            let (container, volume) = rec.not_seen_removed();
             Cleanup {
                 container_removed: false,
                 volume_removed: false,
-                leftovers: 0,
+                leftovers: u32::from(container) + u32::from(volume),
             }
         }
     };
@@ -1119,6 +1131,26 @@ mod tests {
                 "1 labelled objects were left behind"
             ]
         );
+    }
+
+    /// An engine that fails every listing (it went away during the cleanup): nothing proves a
+    /// removal, so both flags stay false, and the leftovers are what the run made and never saw
+    /// removed — none when both removals were confirmed, the container when its removal failed.
+    #[tokio::test(start_paused = true)]
+    async fn without_a_listing_the_leftovers_are_what_was_never_seen_removed() {
+        let fake = Fake::new().failing(Step::List);
+        let rec = go(&fake, &plan(false)).await;
+        assert!(!rec.cleanup.container_removed && !rec.cleanup.volume_removed);
+        assert_eq!(rec.cleanup.leftovers, 0);
+        assert_eq!(rec.not_seen_removed(), (false, false));
+
+        let fake = Fake::new()
+            .failing(Step::List)
+            .failing(Step::RemoveContainer);
+        let rec = go(&fake, &plan(false)).await;
+        assert_eq!(rec.not_seen_removed(), (true, false));
+        assert_eq!(rec.cleanup.leftovers, 1);
+        assert_eq!(exit_code(&rec), crate::exit::FAILURE);
     }
 
     #[tokio::test(start_paused = true)]

@@ -839,6 +839,8 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
                     "scopebox: kept container {} and volume {}; remove them with: scopebox sweep",
                     plan.names.container, plan.names.volume
                 );
+            } else if let Some(left) = left_behind(rec, &plan.names) {
+                eprintln!("{left}");
             }
             any_interrupted |= rec.interrupted;
             any_timed_out |= rec.timed_out;
@@ -931,6 +933,27 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         crate::exit::print_summary(&summary);
     }
     Ok(Attempt::Finished(outcome))
+}
+
+/// What a container's lifecycle made and could not remove (the engine failed or went away
+/// meanwhile; the receipt's cleanup says the same), and how to remove it: the next run sweeps
+/// the leftovers of runs that are over, and so does `scopebox sweep`.
+fn left_behind(rec: &Record, names: &Names) -> Option<String> {
+    let (container, volume) = rec.not_seen_removed();
+    let mut left = Vec::new();
+    if container && !rec.cleanup.container_removed {
+        left.push(format!("container {}", names.container));
+    }
+    if volume && !rec.cleanup.volume_removed {
+        left.push(format!("volume {}", names.volume));
+    }
+    let them = if left.len() == 1 { "it" } else { "them" };
+    (!left.is_empty()).then(|| {
+        format!(
+            "scopebox: could not remove {}; the next run removes {them}, or now: scopebox sweep (once the engine answers)",
+            left.join(" and ")
+        )
+    })
 }
 
 /// Whether `platform`'s candidate is built from the checkout: none was given for it.
@@ -1482,6 +1505,40 @@ mod tests {
     use super::*;
     use crate::engine::fake::{Fake, Step, WaitBehaviour};
     use scopebox_receipts::archive::ArchiveFile;
+
+    /// What an engine that went away mid-run left is named, with how to remove it; what was
+    /// removed, or never made, is not.
+    #[test]
+    fn objects_the_engine_did_not_remove_are_named_with_the_way_to_remove_them() {
+        let names = Names {
+            run_id: "r".into(),
+            container: "scopebox-r-amd64".into(),
+            volume: "scopebox-r-amd64-evidence".into(),
+            sweep_label: "scopebox.run=r".into(),
+        };
+        let mut rec = Record {
+            volume_created: true,
+            container_id: Some("c0ffee".into()),
+            ..Record::default()
+        };
+        assert_eq!(
+            left_behind(&rec, &names).as_deref(),
+            Some("scopebox: could not remove container scopebox-r-amd64 and volume scopebox-r-amd64-evidence; the next run removes them, or now: scopebox sweep (once the engine answers)")
+        );
+        // The engine confirmed the container's removal, then went away before the final
+        // listing (which alone sets the cleanup flags): only the volume is named.
+        rec.events.push(scopebox_schema::receipt::LifecycleEvent {
+            event: scopebox_schema::receipt::EventKind::ContainerRemoved,
+            at_ms: 1,
+        });
+        assert!(left_behind(&rec, &names).unwrap().starts_with(
+            "scopebox: could not remove volume scopebox-r-amd64-evidence; the next run removes it,"
+        ));
+        rec.cleanup.volume_removed = true;
+        assert_eq!(left_behind(&rec, &names), None);
+        // Nothing made, nothing left (the engine refused the volume).
+        assert_eq!(left_behind(&Record::default(), &names), None);
+    }
 
     #[test]
     fn a_native_platform_beside_an_emulated_one_runs_in_one_container_unless_told() {
