@@ -286,7 +286,7 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
                 Some(i) => given.swap_remove(i),
                 None => {
                     if !built {
-                        eprintln!("scopebox: {}", crate::toolchain::building());
+                        say!("scopebox: {}", crate::toolchain::building());
                         crate::toolchain::build_shipped(&root, crate::toolchain::Priority::Normal)
                             .await?;
                         built = true;
@@ -312,7 +312,7 @@ async fn pack(args: PackArgs) -> Result<Outcome, CommandError> {
     let mut summaries = Vec::new();
     for (candidate, path, manifest) in &written {
         let m = &candidate.manifest;
-        eprintln!(
+        say!(
             "scopebox: packed {} for {} ({} bytes, {} file(s)) sha256 {}",
             path.display(),
             candidate.platform,
@@ -345,7 +345,7 @@ async fn build(args: BuildArgs) -> Result<Outcome, CommandError> {
     let root = crate::shipped::source_root()?;
     let work = async {
         let mut built = Vec::new();
-        eprintln!("scopebox: {}", crate::toolchain::building());
+        say!("scopebox: {}", crate::toolchain::building());
         // Exactly the invocation `run` makes: every shipped binary of every platform.
         crate::toolchain::build_shipped(&root, crate::toolchain::Priority::Normal).await?;
         for platform in &selection.platforms {
@@ -361,7 +361,7 @@ async fn build(args: BuildArgs) -> Result<Outcome, CommandError> {
         done = work => done?,
         () = crate::run::CtrlC::listen().hit() => return Ok(Outcome::Interrupted),
     };
-    eprintln!(
+    say!(
         "scopebox: built the static binaries for {} in {}",
         selection
             .platforms
@@ -386,9 +386,9 @@ async fn sweep(args: SweepArgs) -> Result<Outcome, CommandError> {
     let engine = crate::run::reach_engine().await?;
     let report = crate::run::sweep_stale(&engine, true, crate::run::owner_is_live).await?;
     for e in &report.errors {
-        eprintln!("scopebox: {e}");
+        say!("scopebox: {e}");
     }
-    eprintln!(
+    say!(
         "scopebox: swept {} object(s); {} belong to runs still in progress",
         report.removed.len(),
         report.skipped.len()
@@ -416,7 +416,7 @@ fn keygen(args: KeygenArgs) -> Result<Outcome, CommandError> {
             what: format!("write a key pair at {}", args.out.display()),
             source: Box::new(e),
         })?;
-    eprintln!(
+    say!(
         "scopebox: wrote {} (private, 0600) and {} (public); key id {}",
         paths.private.display(),
         paths.public.display(),
@@ -473,13 +473,13 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
     let provenance = scopebox_receipts::provenance::sign_bundle(&args.bundle, &pem, args.force)
         .map_err(|e| signing(Box::new(e)))?;
     match &provenance {
-        Some(_) => eprintln!(
+        Some(_) => say!(
             "scopebox: wrote {} (SLSA Provenance v1 of the candidate archive(s) this run built)",
             provenance_path.display()
         ),
-        None => eprintln!(
-            "scopebox: no provenance statement: the receipt names no candidate this run built"
-        ),
+        None => {
+            say!("scopebox: no provenance statement: the receipt names no candidate this run built")
+        }
     }
     let path = args.bundle.join(scopebox_schema::receipt::ENVELOPE_FILE);
     let keyids: Vec<&str> = envelope
@@ -487,7 +487,7 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
         .iter()
         .filter_map(|s| s.keyid.as_deref())
         .collect();
-    eprintln!(
+    say!(
         "scopebox: wrote {} (key id {})",
         path.display(),
         keyids.join(", ")

@@ -181,7 +181,10 @@ static SUMMARY_PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 /// that already answered is never followed by a second object.
 pub fn print_summary(summary: &serde_json::Value) {
     if !SUMMARY_PRINTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
-        print!("{}", summary_line(summary));
+        // Never a panic: a closed or full stdout loses the line, not the exit code.
+        let mut out = std::io::stdout().lock();
+        let _ = std::io::Write::write_all(&mut out, summary_line(summary).as_bytes())
+            .and_then(|()| std::io::Write::flush(&mut out));
     }
 }
 
@@ -199,7 +202,7 @@ pub fn summary_line(summary: &serde_json::Value) -> String {
 pub fn finish(result: Result<Outcome, CommandError>, json: bool) -> ExitCode {
     if let Err(e) = &result {
         // Errors quote paths and bundle text: escaped for the terminal, line breaks kept.
-        eprintln!("{}", scopebox_terminal::escape_lines(&render(e)));
+        say!("{}", scopebox_terminal::escape_lines(&render(e)));
     }
     if json {
         print_summary(&result_json(&result));

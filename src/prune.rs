@@ -109,7 +109,7 @@ pub async fn prune(args: PruneArgs) -> Result<Outcome, CommandError> {
     let mut errors = Vec::new();
     for id in &remove {
         if args.dry_run {
-            eprintln!("scopebox: would remove image {id}");
+            say!("scopebox: would remove image {id}");
             continue;
         }
         match crate::engine::Engine::remove_image(&engine, id).await {
@@ -118,9 +118,9 @@ pub async fn prune(args: PruneArgs) -> Result<Outcome, CommandError> {
         }
     }
     for e in &errors {
-        eprintln!("scopebox: {e}");
+        say!("scopebox: {e}");
     }
-    eprintln!(
+    say!(
         "scopebox: {} {} of {} {} image(s); {} kept for {} bundle(s)",
         if args.dry_run {
             "would remove"

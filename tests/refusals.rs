@@ -202,3 +202,41 @@ pub fn with_json_every_refusal_answers_with_one_object_and_creates_nothing() {
         assert!(!bundle.exists(), "{args:?} created the bundle directory");
     }
 }
+
+/// A stderr that cannot be written (full here; closed when piped into `head` or when the
+/// terminal went away) is no panic: the exit code and the `--json` answer are what they would
+/// be, on a refusal (2) and with no engine (3).
+pub fn an_unwritable_stderr_changes_neither_the_exit_code_nor_the_json_answer() {
+    let dir = tempdir();
+    let not_a_dir = dir.path().join("file");
+    std::fs::write(&not_a_dir, b"x").unwrap();
+    let cases: [(&[&str], i32, &str); 2] = [
+        (
+            &["run", "--json", "--out", not_a_dir.to_str().unwrap()],
+            2,
+            "bundle-directory-refused",
+        ),
+        (
+            &["run", "--json", "--platform", "linux/amd64"],
+            3,
+            "engine-unreachable",
+        ),
+    ];
+    for (args, code, error) in cases {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full opens");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_scopebox"))
+            .args(args)
+            .env(NOWHERE.0, NOWHERE.1)
+            .current_dir(crate::support::workspace())
+            .stderr(full)
+            .output()
+            .expect("the scopebox binary runs");
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one object");
+        assert_eq!(answer["exitCode"], code, "{answer}");
+        assert_eq!(answer["error"]["code"], error, "{answer}");
+    }
+}

@@ -80,6 +80,7 @@ fn main() {
         Nothing refusals::a_non_empty_bundle_directory_is_refused,
         Nothing refusals::an_invalid_matrix_is_refused,
         Nothing refusals::with_json_every_refusal_answers_with_one_object_and_creates_nothing,
+        Nothing refusals::an_unwritable_stderr_changes_neither_the_exit_code_nor_the_json_answer,
         Nothing unreachable::an_unreachable_engine_exits_3_naming_the_socket,
         Nothing unreachable::with_json_an_unreachable_engine_answers_with_the_code_message_and_hint,
         Nothing unreachable::sweep_also_exits_3_without_an_engine,

@@ -265,7 +265,7 @@ fn error_json(e: &NativeError, message: String) -> serde_json::Value {
 }
 
 fn note(line: String) {
-    eprintln!("scopebox: native: {line}");
+    say!("scopebox: native: {line}");
 }
 
 fn fetch_command(args: &FetchArgs) -> Result<serde_json::Value, NativeError> {
@@ -282,7 +282,7 @@ fn fetch_command(args: &FetchArgs) -> Result<serde_json::Value, NativeError> {
     };
     let fetched = fetch::fetch(&plan, &cache, &mut registry, &mut note)?;
     for p in &fetched.platforms {
-        eprintln!(
+        say!(
             "scopebox: native: {} verified for {} ({} file(s), {} symlink(s))",
             p.platform,
             p.clients.join(", "),
@@ -290,7 +290,7 @@ fn fetch_command(args: &FetchArgs) -> Result<serde_json::Value, NativeError> {
             p.symlinks.len()
         );
     }
-    eprintln!(
+    say!(
         "scopebox: native: {} download(s); cache {}",
         fetched.downloads,
         cache_root.display()
@@ -346,7 +346,7 @@ fn lock_command(args: &LockArgs) -> Result<serde_json::Value, NativeError> {
             source,
         })?;
     }
-    eprintln!(
+    say!(
         "scopebox: native: {} {}",
         lock_file.display(),
         if changed {

@@ -407,13 +407,13 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
             clients: &clients,
             offline: fetch_args.offline,
         };
-        let mut note = |line: String| eprintln!("scopebox: native: {line}");
+        let mut note = |line: String| say!("scopebox: native: {line}");
         Ok::<_, NativeError>(fetch::fetch(&plan, &cache, &mut registry, &mut note)?)
     });
     let fetched = tokio::select! {
         done = fetching => done.map_err(|e| usage(format!("the fetch ({e})")))??,
         () = interrupted() => {
-            eprintln!("scopebox: interrupted during the fetch: no bundle written");
+            say!("scopebox: interrupted during the fetch: no bundle written");
             return Ok(Outcome::Interrupted);
         }
     };
@@ -422,7 +422,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         .into_iter()
         .find(|p| p.platform == platform.name())
         .ok_or_else(|| usage(format!("the fetch brought nothing for {platform}")))?;
-    eprintln!(
+    say!(
         "scopebox: native: {platform} verified ({} file(s), {} download(s))",
         fetched_platform.files.len(),
         fetched.downloads
@@ -445,7 +445,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
 
     let prepare = async {
         let pack_clock = Instant::now();
-        eprintln!("scopebox: native: {}", toolchain::building());
+        say!("scopebox: native: {}", toolchain::building());
         toolchain::build_shipped(&root, crate::toolchain::Priority::Normal).await?;
         let candidate = crate::pack::built_candidate(&root, platform)?;
         let runner = toolchain::read_bin(&root, platform, toolchain::RUNNER_BIN)?;
@@ -481,7 +481,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         drop(extras);
         drop(files);
         let loaded = evidence_run::ensure_loaded(&engine, &built).await?;
-        eprintln!(
+        say!(
             "scopebox: native: image {} ({}{})",
             built.id,
             built.tag,
@@ -494,7 +494,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         let image_ms = image_clock.elapsed().as_millis() as u64;
         let swept = sweep_stale(&engine, false, owner_is_live).await?;
         if !swept.removed.is_empty() {
-            eprintln!(
+            say!(
                 "scopebox: removed {} leftover object(s) of earlier runs",
                 swept.removed.len()
             );
@@ -504,7 +504,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     let (built, pack_ms, image_ms) = tokio::select! {
         done = prepare => done?,
         () = interrupted() => {
-            eprintln!("scopebox: interrupted before any container was created: no bundle written");
+            say!("scopebox: interrupted before any container was created: no bundle written");
             return Ok(Outcome::Interrupted);
         }
     };
@@ -599,7 +599,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         })
         .collect();
     let total_runs = inputs.matrix.scenarios.len() * 3;
-    eprintln!(
+    say!(
         "scopebox: native: running {} scenario(s) × 3 modes of {} on {platform} in {} (deadline {} s)",
         inputs.matrix.scenarios.len(),
         inputs.matrix.name,
@@ -646,7 +646,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     let mut records = futures_util::future::join_all(lifecycles).await;
     let container_ms = container_clock.elapsed().as_millis() as u64;
     if display == crate::progress::Display::Bars {
-        eprintln!();
+        say!();
     }
 
     let mut problems: Vec<String> = Vec::new();
@@ -787,17 +787,17 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
 
     const SHOWN: usize = 12;
     for p in problems.iter().take(SHOWN) {
-        eprintln!("  problem: {}", scopebox_terminal::escape_lines(p));
+        say!("  problem: {}", scopebox_terminal::escape_lines(p));
     }
     for l in lines.iter().filter(|l| !l.pass).take(SHOWN) {
-        eprintln!(
+        say!(
             "  {}/{} FAILED: {}",
             l.scenario,
             l.mode,
             scopebox_terminal::escape_lines(&l.failures.join("; "))
         );
     }
-    eprintln!(
+    say!(
         "scopebox: native: receipt {} — {}",
         out.join(scopebox_schema::receipt::RECEIPT_FILE).display(),
         if verified.0 {
@@ -809,7 +809,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
             )
         }
     );
-    eprintln!(
+    say!(
         "scopebox: native: {}: {runs_passed}/{total_runs} runs passed on {platform} — bundle {} ({:.1} s)",
         match outcome {
             Outcome::Passed => "PASSED",

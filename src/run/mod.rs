@@ -486,7 +486,7 @@ pub async fn evidence_run(args: RunArgs) -> Result<Outcome, CommandError> {
         match evidence_attempt(&args, ahead).await? {
             Attempt::Finished(outcome) => return Ok(outcome),
             Attempt::Rebuilt(changed) => {
-                eprintln!(
+                say!(
                     "scopebox: cargo rebuilt {changed} while the run went ahead on the earlier binaries: that run is discarded; running again"
                 );
                 ahead = GoAhead::Never;
@@ -552,7 +552,7 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     let going_ahead = ahead == GoAhead::WhenLooksBuilt && toolchain::looks_built(&root);
     let build = async {
         let clock = Instant::now();
-        eprintln!("scopebox: {}", toolchain::building());
+        say!("scopebox: {}", toolchain::building());
         let priority = if going_ahead {
             toolchain::Priority::Background
         } else {
@@ -585,11 +585,11 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     // once, below, if it already came). Said before the engine's line, so that whoever reads
     // that line knows which way the run went.
     if going_ahead {
-        eprintln!("scopebox: going ahead on the binaries built earlier while cargo checks them");
+        say!("scopebox: going ahead on the binaries built earlier while cargo checks them");
     }
     // Said once the listener is in place: from this line on, Ctrl-C is answered with exit 130
     // (before it, during the engine's first answers, it ends the process as any Ctrl-C does).
-    eprintln!(
+    say!(
         "scopebox: engine {} {} ({}) answered",
         info.name.as_str(),
         scopebox_terminal::escape(&info.server_version),
@@ -624,7 +624,7 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         let swept = sweep_stale(&engine, false, owner_is_live).await?;
         let sweep_ms = sweep_clock.elapsed().as_millis() as u64;
         if !swept.removed.is_empty() {
-            eprintln!(
+            say!(
                 "scopebox: removed {} leftover object(s) of earlier runs",
                 swept.removed.len()
             );
@@ -634,7 +634,7 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     let (built, pack_ms, image_ms, sweep_ms) = tokio::select! {
         done = prepare => done?,
         () = interrupted() => {
-            eprintln!("scopebox: interrupted before any container was created: evidence not exported, no bundle written");
+            say!("scopebox: interrupted before any container was created: evidence not exported, no bundle written");
             return Ok(Attempt::Finished(Outcome::Interrupted));
         }
     };
@@ -708,7 +708,7 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         clock,
     );
     for (plan, shard) in plans.iter().zip(&plan_shards) {
-        eprintln!(
+        say!(
             "scopebox: running {} case(s) of {} on {} in container {} (deadline {} s)",
             shard_cases(matrix.cases.len(), *shard),
             matrix.name,
@@ -761,7 +761,7 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     phases.lap("containers");
     if display == crate::progress::Display::Bars {
         // The finished bars stay; what follows starts on a line of its own.
-        eprintln!();
+        say!();
     }
     // A run that went ahead is kept only if cargo's check left every binary it used as it was.
     // An interrupted run (which never passes) is not checked: the check is dropped, and cargo
@@ -771,12 +771,12 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         let checked = match check.try_finish() {
             Ok(answer) => answer,
             Err(check) => {
-                eprintln!("scopebox: waiting for cargo's check of the binaries this run used");
+                say!("scopebox: waiting for cargo's check of the binaries this run used");
                 tokio::select! {
                     answer = check.finish() => answer,
                     () = interrupted() => {
                         discard_bundle(&out, out_was_there);
-                        eprintln!("scopebox: interrupted while cargo checked the binaries this run used: no bundle written");
+                        say!("scopebox: interrupted while cargo checked the binaries this run used: no bundle written");
                         return Ok(Attempt::Finished(Outcome::Interrupted));
                     }
                 }
@@ -835,12 +835,13 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         for rec in &done.records {
             let plan = plans_in_order.next().expect("one plan per record");
             if rec.kept {
-                eprintln!(
+                say!(
                     "scopebox: kept container {} and volume {}; remove them with: scopebox sweep",
-                    plan.names.container, plan.names.volume
+                    plan.names.container,
+                    plan.names.volume
                 );
             } else if let Some(left) = left_behind(rec, &plan.names) {
-                eprintln!("{left}");
+                say!("{left}");
             }
             any_interrupted |= rec.interrupted;
             any_timed_out |= rec.timed_out;
@@ -914,7 +915,7 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         )
     };
     for line in closing.lines() {
-        eprintln!("{line}");
+        say!("{line}");
     }
     if args.json {
         let summary = json_summary(JsonSummary {
@@ -1007,7 +1008,7 @@ async fn ask_engine(
                 if selection.required {
                     return Err(CommandError::PlatformUnavailable { platform, reason });
                 }
-                eprintln!("scopebox: NOT COVERED {platform}: {reason}");
+                say!("scopebox: NOT COVERED {platform}: {reason}");
                 not_covered.push(NotCovered { platform, reason });
             }
         }
@@ -1133,7 +1134,7 @@ async fn load_images<E: Engine>(
         )
         .map_err(image::ImageError::from)?;
         let loaded = ensure_image(engine, &image).await?;
-        eprintln!(
+        say!(
             "scopebox: image {} for {platform} ({}{})",
             image.id,
             image.tag,
