@@ -132,6 +132,11 @@ impl CommandError {
 
     pub fn hint(&self) -> Option<String> {
         match self {
+            CommandError::EngineUnreachable { host, source } if refused_permission(source) => {
+                Some(format!(
+                    "this user may not use {host}: add it to the docker group (and log in again), run as a user who may, or set DOCKER_HOST to an engine this user may use"
+                ))
+            }
             CommandError::EngineUnreachable { host, .. } => Some(format!(
                 "is the Docker engine running? tried {host} (set DOCKER_HOST to use another address)"
             )),
@@ -218,6 +223,20 @@ pub fn outcome_name(outcome: Outcome) -> &'static str {
         Outcome::TimedOut => "timed-out",
         Outcome::Interrupted => "interrupted",
     }
+}
+
+/// Whether the engine's socket refused this user (EACCES somewhere in the chain of causes).
+fn refused_permission(error: &EngineError) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::PermissionDenied)
+        {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
 }
 
 /// The object `--json` prints when the command printed none of its own.
@@ -384,6 +403,35 @@ mod tests {
             text.ends_with("hint: is the Docker engine running? tried unix:///nonexistent.sock (set DOCKER_HOST to use another address)"),
             "{text}"
         );
+    }
+
+    /// A socket this user may not open gets a hint about permission, not "is it running?".
+    #[test]
+    fn a_socket_that_refuses_this_user_gets_a_permission_hint() {
+        let unreachable = |source: std::io::Error| {
+            CommandError::from_ping(
+                "unix:///var/run/docker.sock",
+                EngineError::new(
+                    "reach the Docker engine at unix:///var/run/docker.sock",
+                    EngineErrorKind::Unreachable,
+                )
+                .with_source(source),
+            )
+        };
+        let denied = unreachable(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert_eq!(denied.code(), ENGINE_UNREACHABLE);
+        assert!(
+            denied.hint().unwrap().starts_with(
+                "this user may not use unix:///var/run/docker.sock: add it to the docker group"
+            ),
+            "{:?}",
+            denied.hint()
+        );
+        let absent = unreachable(std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert!(absent
+            .hint()
+            .unwrap()
+            .starts_with("is the Docker engine running?"));
     }
 
     #[test]
