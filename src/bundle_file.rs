@@ -18,6 +18,33 @@ pub fn check_free(file: &Path) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// Refuse a file the run would write at its end (`--archive`, `--junit`) into a directory
+/// that does not exist, or where a directory stands: checked before anything is run, so a
+/// run is not spent to fail on its last step.
+pub fn check_destination(flag: &str, file: &Path) -> Result<(), CommandError> {
+    let refuse = |why: String| {
+        Err(CommandError::Usage(format!(
+            "{flag} {}: {why}",
+            file.display()
+        )))
+    };
+    if std::fs::metadata(file).is_ok_and(|m| m.is_dir()) {
+        return refuse("it is a directory; pass a file name".into());
+    }
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(parent) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => refuse(format!("{} is not a directory", parent.display())),
+        Err(e) => refuse(format!(
+            "its directory {} cannot be used ({e})",
+            parent.display()
+        )),
+    }
+}
+
 /// Write the bundle at `dir` to `file` (created new, never replacing anything).
 pub fn write(dir: &Path, file: &Path) -> Result<(), CommandError> {
     let files =
@@ -41,4 +68,27 @@ pub fn write(dir: &Path, file: &Path) -> Result<(), CommandError> {
         .sync_all()
         .map_err(write_err)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_destination_in_a_missing_directory_or_on_a_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = dir.path().join("a.tar.gz");
+        assert!(check_destination("--archive", &ok).is_ok());
+        assert!(check_destination("--junit", Path::new("j.xml")).is_ok());
+        let missing = dir.path().join("no/such/dir/j.xml");
+        let e = check_destination("--junit", &missing).unwrap_err();
+        assert_eq!(e.code(), crate::exit::USAGE);
+        assert!(e.to_string().contains("its directory"), "{e}");
+        let e = check_destination("--junit", dir.path()).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("it is a directory; pass a file name"),
+            "{e}"
+        );
+    }
 }

@@ -175,6 +175,29 @@ pub fn with_json_every_refusal_answers_with_one_object_and_creates_nothing() {
             "matrix-refused",
         ),
         (vec!["run", "--json", "--deadline", "0"], "usage"),
+        // Files written at the run's end, into directories that are not there: refused first.
+        (
+            vec![
+                "run",
+                "--json",
+                "--out",
+                b,
+                "--junit",
+                "/nonexistent/dir/j.xml",
+            ],
+            "usage",
+        ),
+        (
+            vec![
+                "run",
+                "--json",
+                "--out",
+                b,
+                "--archive",
+                "/nonexistent/dir/a.tar.gz",
+            ],
+            "usage",
+        ),
         (vec!["pack", "--json", "--platform", "linux/sparc"], "usage"),
         (vec!["sign", "--json"], "usage"),
     ];

@@ -530,6 +530,10 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
     receipt::check_dir(&out)?;
     if let Some(archive) = &args.archive {
         crate::bundle_file::check_free(archive)?;
+        crate::bundle_file::check_destination("--archive", archive)?;
+    }
+    if let Some(junit) = &args.junit {
+        crate::bundle_file::check_destination("--junit", junit)?;
     }
     let (policy, policy_bytes) = crate::shipped::policy()?;
     let (recipe, recipe_bytes) = crate::shipped::recipe()?;
