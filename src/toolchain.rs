@@ -56,6 +56,11 @@ impl BuildError {
                 "is the Rust target installed? rustup target add {}",
                 Platform::LinuxArm64.rust_target()
             )),
+            BuildError::Spawn {
+                program, source, ..
+            } if source.kind() == std::io::ErrorKind::NotFound => Some(format!(
+                "`{program}` was not found on PATH: install Rust with rustup (https://rustup.rs), or set CARGO to cargo's path"
+            )),
             _ => None,
         }
     }
@@ -373,6 +378,32 @@ mod tests {
             ))
             .unwrap();
         niceness_in(&std::fs::read_to_string(&seen).unwrap())
+    }
+
+    /// No cargo to start: the hint says to install it (not to read a compiler's errors).
+    #[test]
+    fn a_cargo_that_is_not_there_gets_a_hint_to_install_it() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no-cargo-here");
+        let e = runtime
+            .block_on(run_cargo(
+                missing.to_str().unwrap(),
+                dir.path(),
+                &Platform::ALL,
+                &[CANDIDATE_PACKAGE],
+                Priority::Normal,
+            ))
+            .unwrap_err();
+        assert!(matches!(e, BuildError::Spawn { .. }), "{e:?}");
+        let hint = e.hint().unwrap();
+        assert!(
+            hint.contains("was not found on PATH: install Rust with rustup"),
+            "{hint}"
+        );
     }
 
     #[test]
