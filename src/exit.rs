@@ -148,6 +148,10 @@ impl CommandError {
                 "the archive is not the one the digest names; check the digest, or pack again with `scopebox pack`"
                     .into(),
             ),
+            CommandError::Receipt(crate::receipt::ReceiptError::NotMakeable { .. }) => Some(
+                "pass an --out this user can create (not on a read-only mount, not in another user's directory)"
+                    .into(),
+            ),
             CommandError::Receipt(e) if e.is_refusal() => {
                 Some("pass a new or empty directory to --out; bundles are never overwritten".into())
             }

@@ -43,6 +43,13 @@ pub enum ReceiptError {
     NotEmpty { path: PathBuf },
     #[error("use {path} as the bundle directory: it is not a directory")]
     NotDir { path: PathBuf },
+    #[error("use {path} as the bundle directory: it cannot be made in {parent}")]
+    NotMakeable {
+        path: PathBuf,
+        parent: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("write {path}")]
     Write {
         path: PathBuf,
@@ -61,7 +68,9 @@ impl ReceiptError {
     pub fn is_refusal(&self) -> bool {
         matches!(
             self,
-            ReceiptError::NotEmpty { .. } | ReceiptError::NotDir { .. }
+            ReceiptError::NotEmpty { .. }
+                | ReceiptError::NotDir { .. }
+                | ReceiptError::NotMakeable { .. }
         )
     }
 }
@@ -76,7 +85,7 @@ pub fn check_dir(dir: &Path) -> Result<(), ReceiptError> {
             }),
             None => Ok(()),
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => check_makeable(dir),
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(ReceiptError::NotDir {
             path: dir.to_path_buf(),
         }),
@@ -85,6 +94,34 @@ pub fn check_dir(dir: &Path) -> Result<(), ReceiptError> {
             source,
         }),
     }
+}
+
+/// A missing `dir` must be one this process can make: its nearest existing ancestor is a
+/// directory it may write into (not on a read-only mount, not another user's). Asked of the
+/// kernel (`access`), so nothing is created to find out.
+fn check_makeable(dir: &Path) -> Result<(), ReceiptError> {
+    let absolute = std::path::absolute(dir).map_err(|source| ReceiptError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let Some(parent) = absolute.ancestors().skip(1).find(|a| a.exists()) else {
+        return Ok(());
+    };
+    let refuse = |source| ReceiptError::NotMakeable {
+        path: dir.to_path_buf(),
+        parent: parent.to_path_buf(),
+        source,
+    };
+    if !parent.is_dir() {
+        return Err(refuse(std::io::Error::from(
+            std::io::ErrorKind::NotADirectory,
+        )));
+    }
+    rustix::fs::access(
+        parent,
+        rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+    )
+    .map_err(|e| refuse(e.into()))
 }
 
 /// Refuse a non-empty or non-directory `dir`; create it when missing.
@@ -808,6 +845,23 @@ pub fn rfc3339(t: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A missing bundle directory is refused up front where it could not be made (procfs
+    /// denies creating under /proc/sys even to root), and accepted where it could (nothing is
+    /// created by the check).
+    #[test]
+    fn a_bundle_directory_that_cannot_be_made_is_refused_before_anything() {
+        let e = check_dir(Path::new("/proc/sys/scopebox-test/bundle")).unwrap_err();
+        assert!(e.is_refusal(), "{e:?}");
+        assert!(
+            matches!(&e, ReceiptError::NotMakeable { parent, .. } if parent == Path::new("/proc/sys")),
+            "{e:?}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let deeper = dir.path().join("a/b/bundle");
+        assert!(check_dir(&deeper).is_ok());
+        assert!(!dir.path().join("a").exists(), "the check creates nothing");
+    }
 
     #[test]
     fn a_problem_quotes_the_first_failures_and_counts_the_rest() {
