@@ -19,8 +19,8 @@ pub fn check_free(file: &Path) -> Result<(), CommandError> {
 }
 
 /// Refuse a file the run would write at its end (`--archive`, `--junit`) into a directory
-/// that does not exist, or where a directory stands: checked before anything is run, so a
-/// run is not spent to fail on its last step.
+/// that does not exist or may not be written, or where a directory stands: checked before
+/// anything is run, so a run is not spent to fail on its last step.
 pub fn check_destination(flag: &str, file: &Path) -> Result<(), CommandError> {
     let refuse = |why: String| {
         Err(CommandError::Usage(format!(
@@ -35,14 +35,12 @@ pub fn check_destination(flag: &str, file: &Path) -> Result<(), CommandError> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    match std::fs::metadata(parent) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => refuse(format!("{} is not a directory", parent.display())),
-        Err(e) => refuse(format!(
+    crate::receipt::writable_directory(parent).or_else(|e| {
+        refuse(format!(
             "its directory {} cannot be used ({e})",
             parent.display()
-        )),
-    }
+        ))
+    })
 }
 
 /// Write the bundle at `dir` to `file` (created new, never replacing anything).

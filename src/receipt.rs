@@ -97,8 +97,7 @@ pub fn check_dir(dir: &Path) -> Result<(), ReceiptError> {
 }
 
 /// A missing `dir` must be one this process can make: its nearest existing ancestor is a
-/// directory it may write into (not on a read-only mount, not another user's). Asked of the
-/// kernel (`access`), so nothing is created to find out.
+/// `writable_directory`.
 fn check_makeable(dir: &Path) -> Result<(), ReceiptError> {
     let absolute = std::path::absolute(dir).map_err(|source| ReceiptError::Read {
         path: dir.to_path_buf(),
@@ -107,21 +106,24 @@ fn check_makeable(dir: &Path) -> Result<(), ReceiptError> {
     let Some(parent) = absolute.ancestors().skip(1).find(|a| a.exists()) else {
         return Ok(());
     };
-    let refuse = |source| ReceiptError::NotMakeable {
+    writable_directory(parent).map_err(|source| ReceiptError::NotMakeable {
         path: dir.to_path_buf(),
         parent: parent.to_path_buf(),
         source,
-    };
-    if !parent.is_dir() {
-        return Err(refuse(std::io::Error::from(
-            std::io::ErrorKind::NotADirectory,
-        )));
+    })
+}
+
+/// Whether `dir` is a directory this process may make entries in (not on a read-only mount,
+/// not another user's), asked of the kernel (`access`): nothing is created to find out.
+pub fn writable_directory(dir: &Path) -> std::io::Result<()> {
+    if !std::fs::metadata(dir)?.is_dir() {
+        return Err(std::io::ErrorKind::NotADirectory.into());
     }
     rustix::fs::access(
-        parent,
+        dir,
         rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
-    )
-    .map_err(|e| refuse(e.into()))
+    )?;
+    Ok(())
 }
 
 /// Refuse a non-empty or non-directory `dir`; create it when missing.

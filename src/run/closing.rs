@@ -96,7 +96,7 @@ impl<'a> Closing<'a> {
                         && run.boundary.observed_meets_policy,
                     controls_ok: scopebox_schema::judge::control_failures(&run.controls).is_empty(),
                     cleaned_up: run.cleanup.container_removed && run.cleanup.volume_removed,
-                    containers: 1 + run.shards.len(),
+                    containers: run.shard_count(),
                     exported: exported_containers(run),
                 })
                 .collect(),

@@ -1245,7 +1245,7 @@ fn json_summary(s: JsonSummary<'_>) -> serde_json::Value {
                 "candidateArchive": run.inputs.candidate_archive.name,
                 "cases": {"total": c.total, "passed": c.passed},
                 "problems": c.problems,
-                "evidenceExported": closing::exported_containers(run) == 1 + run.shards.len(),
+                "evidenceExported": closing::exported_containers(run) == run.shard_count(),
             })
         })
         .collect();
