@@ -129,13 +129,8 @@ pub struct RunArgs {
     /// No per-case progress (no bar, no lines); the summary is still printed
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// Also write the bundle's JUnit report (junit.xml) to FILE, for CI
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// Also write the whole bundle as one deterministic .tar.gz FILE (scopebox-verify reads it
-    /// directly); never overwrites
-    #[arg(long, value_name = "FILE.tar.gz")]
-    pub archive: Option<PathBuf>,
+    #[command(flatten)]
+    pub copies: crate::bundle_file::Copies,
     /// Containers per platform to split the matrix across (cases by position modulo N, run
     /// concurrently; each observes its boundary and runs every control). Default: the
     /// container's CPU limit, capped by this host's CPUs.

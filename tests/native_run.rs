@@ -20,6 +20,10 @@ pub fn the_real_client_runs_in_the_box_and_every_run_is_recorded() {
     let dir = tempdir();
     let matrix = small_native_matrix(dir.path(), 3);
     let bundle = dir.path().join("bundle");
+    // What a nightly CI job asks for: no per-run lines, the JUnit report and the bundle as one
+    // file where its pipeline collects them.
+    let junit = dir.path().join("native-junit.xml");
+    let archive = dir.path().join("native.tar.gz");
     let out = scopebox(
         &[
             "native",
@@ -28,6 +32,11 @@ pub fn the_real_client_runs_in_the_box_and_every_run_is_recorded() {
             matrix.to_str().unwrap(),
             "--out",
             bundle.to_str().unwrap(),
+            "--quiet",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--archive",
+            archive.to_str().unwrap(),
             "--json",
         ],
         &[],
@@ -37,6 +46,30 @@ pub fn the_real_client_runs_in_the_box_and_every_run_is_recorded() {
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(summary["ok"], true, "{summary}");
     assert_eq!(summary["runs"]["recorded"], 9, "{summary}");
+    assert!(
+        !out.stderr.contains("] pass ") && !out.stderr.contains("runner: summary"),
+        "--quiet prints no per-run progress: {}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("PASSED: 9/9 runs passed"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read(&junit).unwrap(),
+        std::fs::read(bundle.join("junit.xml")).unwrap(),
+        "--junit is the bundle's junit.xml"
+    );
+    assert_eq!(summary["archive"], archive.to_str().unwrap(), "{summary}");
+    let from_archive = scopebox_receipts::bundle_file::read_archive(&archive).unwrap();
+    assert_eq!(
+        from_archive.receipt_bytes,
+        std::fs::read(bundle.join("receipt.json")).unwrap()
+    );
+    let report =
+        scopebox_receipts::verify::verify_loaded(&from_archive, &Default::default()).unwrap();
+    assert!(report.verified, "{:?}", report.failed_ids());
     let run_id = summary["runId"].as_str().unwrap();
     assert!(labelled(&format!("scopebox.run={run_id}")).is_empty());
 

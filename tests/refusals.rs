@@ -198,6 +198,31 @@ pub fn with_json_every_refusal_answers_with_one_object_and_creates_nothing() {
             ],
             "usage",
         ),
+        // The same for the native reference's copies, before anything is fetched or run.
+        (
+            vec![
+                "native",
+                "--offline",
+                "--json",
+                "--out",
+                b,
+                "--junit",
+                "/nonexistent/dir/j.xml",
+            ],
+            "usage",
+        ),
+        (
+            vec![
+                "native",
+                "--offline",
+                "--json",
+                "--out",
+                b,
+                "--archive",
+                "/nonexistent/dir/a.tar.gz",
+            ],
+            "usage",
+        ),
         (vec!["pack", "--json", "--platform", "linux/sparc"], "usage"),
         (vec!["sign", "--json"], "usage"),
     ];

@@ -153,7 +153,13 @@ pub fn sign_bundle(
 pub(crate) fn check(ctx: &Context, options: &VerifyOptions, checks: &mut Checks) {
     let receipt = ctx.receipt;
     let Some(p) = &receipt.provenance else {
-        checks.note("no provenance in the receipt (written before it existed)");
+        checks.note(
+            if scopebox_schema::native_receipt::is_native_only(receipt, ctx.native.is_some()) {
+                "no provenance in the receipt: a native reference run attests no candidate"
+            } else {
+                "no provenance in the receipt (written before it existed)"
+            },
+        );
         return;
     };
     let mut record = Vec::new();

@@ -158,6 +158,17 @@ fn a_native_bundle_and_a_native_only_bundle_verify() {
             assert!(ids.contains(&id), "{id} in {ids:?}");
         }
     }
+    // A native-only receipt carries no provenance by design: the note says why, not that it
+    // predates provenance.
+    let report = verify_dir(&native_only(tmp.path()), &VerifyOptions::default()).unwrap();
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("a native reference run attests no candidate")),
+        "{:?}",
+        report.notes
+    );
 }
 
 #[test]

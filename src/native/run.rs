@@ -21,7 +21,7 @@
 //! Exit codes: 0 every run recorded, the judge passed and the verifier accepts the bundle;
 //! 1 a run failed, the judge or the verifier failed,
 //! or a step failed; 2 refused (bad argument, matrix, lock, a digest mismatch, a non-empty
-//! `--out`); 3 engine unreachable; 4 platform unavailable; 124 the container deadline; 130
+//! `--out`, a `--junit`/`--archive` destination that cannot be written); 3 engine unreachable; 4 platform unavailable; 124 the container deadline; 130
 //! Ctrl-C. With `--json`, one object on stdout on every path.
 
 use super::fetch::{self, Cache, FetchPlan, Role};
@@ -100,6 +100,11 @@ pub struct RunArgs {
     /// boundary observation (shard i ≥ 1's in `shards/<i>/`)
     #[arg(long, value_name = "N", default_value_t = DEFAULT_SHARDS)]
     pub shards: usize,
+    /// No per-run progress (no bar, no lines); the summary is still printed
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub copies: crate::bundle_file::Copies,
     #[command(flatten)]
     pub common: CacheArgs,
 }
@@ -387,6 +392,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         .clone()
         .unwrap_or_else(|| Path::new(DEFAULT_NATIVE_RUNS_DIR).join(&run_id));
     receipt::check_dir(&out)?;
+    args.copies.check()?;
     let (policy, policy_bytes) = crate::shipped::policy()?;
     let recipe_bytes = inputs.recipe_bytes.clone();
     let recipe = Recipe::parse(&recipe_bytes).map_err(image::ImageError::from)?;
@@ -610,7 +616,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
             .join(", "),
         args.deadline
     );
-    let (display, colour) = crate::progress::for_stderr(false);
+    let (display, colour) = crate::progress::for_stderr(args.quiet);
     let bars = indicatif::MultiProgress::new();
     let container_clock = Instant::now();
     let lifecycles = plans.iter().enumerate().map(|(i, plan)| {
@@ -757,7 +763,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
             "clientRunsSum": durations.iter().sum::<u64>() as f64 / 1e6,
         },
     });
-    let verified = write_receipt(
+    write_receipt(
         &out,
         &inputs,
         (platform, engine_platform != Some(platform), info.name),
@@ -766,6 +772,20 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         (started_at, std::time::SystemTime::now()),
         (&policy_bytes, &recipe_bytes),
     )?;
+    args.copies.write_junit(&junit)?;
+    args.copies.write_archive(&out)?;
+    // The verifier's replay, from the bundle's bytes alone: (verified, the failed checks' ids).
+    let verified = match args.copies.verify(&out) {
+        Ok(report) => (
+            report.verified,
+            report
+                .failed_ids()
+                .into_iter()
+                .map(str::to_string)
+                .collect::<Vec<_>>(),
+        ),
+        Err(e) => (false, vec![format!("unreadable: {e}")]),
+    };
     let mut summary = summary;
     summary["verified"] = verified.0.into();
     if !verified.1.is_empty() {
@@ -783,6 +803,17 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         .join(scopebox_schema::receipt::RECEIPT_FILE)
         .display()
         .to_string()
+        .into();
+    summary["junit"] = out
+        .join(crate::junit::JUNIT_FILE)
+        .display()
+        .to_string()
+        .into();
+    summary["archive"] = args
+        .copies
+        .archive
+        .as_ref()
+        .map(|a| a.display().to_string())
         .into();
 
     const SHOWN: usize = 12;
@@ -827,8 +858,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
 }
 
 /// `native.json` (the receipt's native section: the judgement with the lock's pinned entry) and
-/// `receipt.json` (a native-only receipt listing every file), then the verifier's replay of the
-/// bundle from its bytes: (verified, the ids of the checks that failed).
+/// `receipt.json` (a native-only receipt listing every file).
 #[allow(clippy::too_many_arguments)]
 fn write_receipt(
     out: &Path,
@@ -838,7 +868,7 @@ fn write_receipt(
     run_id: &str,
     (started, finished): (std::time::SystemTime, std::time::SystemTime),
     (policy_bytes, recipe_bytes): (&[u8], &[u8]),
-) -> Result<(bool, Vec<String>), CommandError> {
+) -> Result<(), CommandError> {
     use scopebox_schema::native_receipt::{
         native_only_receipt, platform_run, section, NativeOnlyRun, NATIVE_SECTION_FILE,
     };
@@ -874,19 +904,7 @@ fn write_receipt(
     let mut bytes = serde_json::to_vec_pretty(&receipt_doc).expect("serializes");
     bytes.push(b'\n');
     write_file(out, scopebox_schema::receipt::RECEIPT_FILE, &bytes)?;
-    Ok(
-        match scopebox_receipts::verify::verify_dir(out, &Default::default()) {
-            Ok(report) => (
-                report.verified,
-                report
-                    .failed_ids()
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect(),
-            ),
-            Err(e) => (false, vec![format!("unreadable: {e}")]),
-        },
-    )
+    Ok(())
 }
 
 /// Copies a further shard's `boundary.json` from its evidence `dest` to

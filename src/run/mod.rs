@@ -528,13 +528,7 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         .clone()
         .unwrap_or_else(|| Path::new(DEFAULT_RUNS_DIR).join(&run_id));
     receipt::check_dir(&out)?;
-    if let Some(archive) = &args.archive {
-        crate::bundle_file::check_free(archive)?;
-        crate::bundle_file::check_destination("--archive", archive)?;
-    }
-    if let Some(junit) = &args.junit {
-        crate::bundle_file::check_destination("--junit", junit)?;
-    }
+    args.copies.check()?;
     let (policy, policy_bytes) = crate::shipped::policy()?;
     let (recipe, recipe_bytes) = crate::shipped::recipe()?;
     let root = crate::shipped::source_root()?;
@@ -873,26 +867,13 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         provenance,
     )?;
 
-    if let Some(file) = &args.junit {
-        std::fs::write(file, &junit).map_err(|source| receipt::ReceiptError::Write {
-            path: file.clone(),
-            source,
-        })?;
-    }
+    args.copies.write_junit(&junit)?;
     phases.lap("write");
-    if let Some(file) = &args.archive {
-        crate::bundle_file::write(&out, file)?;
-    }
+    args.copies.write_archive(&out)?;
     phases.lap("archive");
 
-    // The run ends the way an auditor would start: replaying the bundle from its bytes alone
-    // (from the one file, when one was written: it is what an auditor would be handed).
-    let verification = match &args.archive {
-        Some(file) => scopebox_receipts::bundle_file::read_archive(file).and_then(|bundle| {
-            scopebox_receipts::verify::verify_loaded(&bundle, &Default::default())
-        }),
-        None => scopebox_receipts::verify::verify_dir(&out, &Default::default()),
-    };
+    // The run ends the way an auditor would start: replaying the bundle from its bytes alone.
+    let verification = args.copies.verify(&out);
     let verified = matches!(&verification, Ok(report) if report.verified);
     phases.lap("verify");
     let all_pass = conclusions.iter().all(Conclusion::pass);
@@ -927,7 +908,7 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
             receipt: &receipt,
             conclusions: &conclusions,
             out: &out,
-            archive: args.archive.as_deref(),
+            archive: args.copies.archive.as_deref(),
             verified,
             engine_architecture: &info.architecture,
             seconds: clock.elapsed().as_secs_f64(),
