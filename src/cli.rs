@@ -43,7 +43,7 @@ pub enum Command {
     Sign(SignArgs),
     /// The pinned native reference clients: `run` them over the native matrix in the box (the
     /// default), `fetch` them into the cache, or re-resolve the `lock`
-    Native(crate::native::NativeArgs),
+    Native(Box<crate::native::NativeArgs>),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -263,7 +263,7 @@ pub fn run(cli: Cli) -> Result<Outcome, CommandError> {
             Command::Prune(args) => crate::prune::prune(args).await,
             Command::Keygen(args) => keygen(args),
             Command::Sign(args) => sign(args),
-            Command::Native(args) => crate::native::run(args).await,
+            Command::Native(args) => crate::native::run(*args).await,
         }
     })
 }
