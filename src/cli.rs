@@ -34,7 +34,7 @@ pub enum Command {
     Build(BuildArgs),
     /// Remove leftover scopebox containers and volumes (including --keep-on-failure ones)
     Sweep(SweepArgs),
-    /// Remove the evidence images no kept bundle uses (kept: --keep DIR, default out/runs)
+    /// Remove the evidence and native images no kept bundle uses (kept: --keep DIR, default out/runs and out/native)
     Prune(crate::prune::PruneArgs),
     /// Generate an ed25519 key pair for signing receipts: PREFIX.pem and PREFIX.pub.pem
     Keygen(KeygenArgs),

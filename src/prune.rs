@@ -1,11 +1,16 @@
 //! `scopebox prune`: remove the evidence images (`scopebox-evidence:<id12>`, the recipe's
-//! repository) that no kept bundle uses. A bundle is kept when it is named with `--keep`, or
-//! lies directly below a `--keep` directory (default: `out/runs` in the current directory, when
-//! it exists); the images it uses are the `imageId`s of its receipt's platforms. Images are
-//! content-addressed: a removed one is rebuilt, byte for byte, by the next run that needs it.
-//! It decides from receipts and the engine's list only; it never touches a bundle.
+//! repository) and the native reference's images (`scopebox-native:<id12>`, a few hundred MB
+//! each: a new one for every change of mcpscope, the matrix or the lock) that no kept bundle
+//! uses. A bundle is kept when it is named with `--keep`, or lies directly below a `--keep`
+//! directory (default: `out/runs` and `out/native` in the current directory, those that exist);
+//! the images it uses are the `imageId`s of its receipt's platforms and the image of every
+//! platform directory's `inputs/image-config.json` (an image's ID is its config's sha256: how a
+//! native bundle names its image). Images are content-addressed: a removed one is rebuilt, byte
+//! for byte, by the next run that needs it. It decides from bundles and the engine's list only;
+//! it never touches a bundle.
 
 use crate::exit::{CommandError, Outcome};
+use crate::native::run::DEFAULT_NATIVE_RUNS_DIR;
 use crate::run::DEFAULT_RUNS_DIR;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -13,7 +18,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Args)]
 pub struct PruneArgs {
     /// A bundle directory whose images stay, or a directory of bundles (repeatable)
-    /// [default: out/runs in the current directory]
+    /// [default: out/runs and out/native in the current directory]
     #[arg(long, value_name = "DIR")]
     pub keep: Vec<PathBuf>,
     /// Only say what would be removed
@@ -52,9 +57,48 @@ pub fn kept_images(dirs: &[PathBuf]) -> Result<(BTreeSet<String>, Vec<PathBuf>),
     Ok((ids, bundles))
 }
 
+/// The largest image config a kept bundle may hold (a real one is a few kB).
+const MAX_IMAGE_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// `platforms[].inputs.imageId` of a bundle's receipt (read loosely: any schema version that
-/// names image IDs keeps them).
+/// names image IDs keeps them), and the ID of every `platforms/*/inputs/image-config.json`.
 fn image_ids_of(bundle: &Path) -> Result<Vec<String>, CommandError> {
+    let mut ids = receipt_image_ids(bundle)?;
+    ids.extend(config_image_ids(bundle)?);
+    Ok(ids)
+}
+
+/// `sha256:` + the sha256 of each platform directory's image config (not following links: a
+/// config that is not a regular file names no image).
+fn config_image_ids(bundle: &Path) -> Result<Vec<String>, CommandError> {
+    let platforms = bundle.join("platforms");
+    let Ok(entries) = std::fs::read_dir(&platforms) else {
+        return Ok(Vec::new());
+    };
+    let mut ids = Vec::new();
+    for entry in entries.flatten() {
+        let config = entry.path().join("inputs/image-config.json");
+        let Ok(meta) = std::fs::symlink_metadata(&config) else {
+            continue;
+        };
+        if !meta.is_file() || meta.len() > MAX_IMAGE_CONFIG_BYTES {
+            continue;
+        }
+        let bytes = std::fs::read(&config).map_err(|e| {
+            CommandError::Usage(format!(
+                "read the kept bundle's {}: {e}; pass only bundles to --keep",
+                config.display()
+            ))
+        })?;
+        ids.push(format!(
+            "sha256:{}",
+            scopebox_schema::digest::sha256_hex(&bytes)
+        ));
+    }
+    Ok(ids)
+}
+
+fn receipt_image_ids(bundle: &Path) -> Result<Vec<String>, CommandError> {
     let path = bundle.join(scopebox_schema::receipt::RECEIPT_FILE);
     let unreadable = |why: String| {
         CommandError::Usage(format!(
@@ -91,19 +135,24 @@ pub fn to_remove(listed: &[(String, Vec<String>)], kept: &BTreeSet<String>) -> V
 /// `scopebox prune`.
 pub async fn prune(args: PruneArgs) -> Result<Outcome, CommandError> {
     let keep = if args.keep.is_empty() {
-        let default = PathBuf::from(DEFAULT_RUNS_DIR);
-        if default.is_dir() {
-            vec![default]
-        } else {
-            Vec::new()
-        }
+        [DEFAULT_RUNS_DIR, DEFAULT_NATIVE_RUNS_DIR]
+            .into_iter()
+            .map(PathBuf::from)
+            .filter(|d| d.is_dir())
+            .collect()
     } else {
         args.keep.clone()
     };
     let (kept, bundles) = kept_images(&keep)?;
-    let (recipe, _) = crate::shipped::recipe()?;
+    let repositories = [
+        crate::shipped::recipe()?.0.repository,
+        crate::shipped::native_repository()?,
+    ];
     let engine = crate::run::reach_engine().await?;
-    let listed = engine.list_images(&recipe.repository).await?;
+    let mut listed = Vec::new();
+    for repository in &repositories {
+        listed.extend(engine.list_images(repository).await?);
+    }
     let remove = to_remove(&listed, &kept);
     let mut removed = Vec::new();
     let mut errors = Vec::new();
@@ -133,7 +182,7 @@ pub async fn prune(args: PruneArgs) -> Result<Outcome, CommandError> {
             removed.len()
         },
         listed.len(),
-        recipe.repository,
+        repositories.join(" and "),
         listed.len() - remove.len(),
         bundles.len()
     );
@@ -194,6 +243,35 @@ mod tests {
             })
             .collect();
         assert_eq!(to_remove(&listed, &kept), ["sha256:ee", "sha256:ff"]);
+    }
+
+    #[test]
+    fn a_native_bundle_keeps_the_image_its_config_names() {
+        // A native-only receipt names no platform image; its platform directory's image config
+        // does (an image's ID is its config's sha256).
+        let dir = tempfile::tempdir().unwrap();
+        let native = bundle(dir.path(), "native", &[]);
+        let inputs = native.join("platforms/linux-amd64/inputs");
+        std::fs::create_dir_all(&inputs).unwrap();
+        let config = br#"{"architecture":"amd64"}"#;
+        std::fs::write(inputs.join("image-config.json"), config).unwrap();
+        let id = format!("sha256:{}", scopebox_schema::digest::sha256_hex(config));
+        // A config that is a link names nothing (nothing outside the bundle is read).
+        let linked = bundle(dir.path(), "linked", &[]);
+        let inputs = linked.join("platforms/linux-arm64/inputs");
+        std::fs::create_dir_all(&inputs).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", inputs.join("image-config.json")).unwrap();
+        let (kept, bundles) = kept_images(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(bundles.len(), 2);
+        assert_eq!(kept, BTreeSet::from([id.clone()]));
+        let listed = vec![
+            (id.clone(), vec!["scopebox-native:a".to_string()]),
+            (
+                "sha256:ee".to_string(),
+                vec!["scopebox-native:b".to_string()],
+            ),
+        ];
+        assert_eq!(to_remove(&listed, &kept), ["sha256:ee"]);
     }
 
     #[test]

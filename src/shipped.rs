@@ -68,6 +68,11 @@ pub fn recipe() -> Result<(Recipe, Vec<u8>), ImageError> {
     Ok((Recipe::parse(RECIPE)?, RECIPE.to_vec()))
 }
 
+/// The repository the native reference's images are tagged in (`images/native-recipe.json`).
+pub fn native_repository() -> Result<String, ImageError> {
+    Ok(Recipe::parse(crate::native::run::NATIVE_RECIPE)?.repository)
+}
+
 /// Whether `dir` is a scopebox checkout: the workspace manifest with the packages the static
 /// builds need.
 fn is_checkout(dir: &Path) -> bool {
