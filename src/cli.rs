@@ -409,6 +409,12 @@ fn keygen(args: KeygenArgs) -> Result<Outcome, CommandError> {
     let paths =
         scopebox_receipts::dsse::write_keypair(&args.out).map_err(|e| CommandError::Signing {
             what: format!("write a key pair at {}", args.out.display()),
+            refused: matches!(&e, scopebox_receipts::dsse::DsseError::KeyExists { .. })
+                || matches!(
+                    &e,
+                    scopebox_receipts::dsse::DsseError::Write { source, .. }
+                        if source.kind() == std::io::ErrorKind::NotFound
+                ),
             source: Box::new(e),
         })?;
     say!(
@@ -430,14 +436,16 @@ fn keygen(args: KeygenArgs) -> Result<Outcome, CommandError> {
 }
 
 fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
-    let signing = |e: Box<dyn std::error::Error + Send + Sync>| CommandError::Signing {
-        what: format!(
-            "sign bundle {} with {}",
-            args.bundle.display(),
-            args.key.display()
-        ),
-        source: e,
-    };
+    let signing =
+        |refused: bool, e: Box<dyn std::error::Error + Send + Sync>| CommandError::Signing {
+            what: format!(
+                "sign bundle {} with {}",
+                args.bundle.display(),
+                args.key.display()
+            ),
+            refused,
+            source: e,
+        };
     let provenance_path = args
         .bundle
         .join(scopebox_schema::receipt::PROVENANCE_ENVELOPE_FILE);
@@ -457,16 +465,21 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
             }
         }
     }
-    let pem = std::fs::read_to_string(&args.key).map_err(|e| signing(Box::new(e)))?;
-    let envelope = scopebox_receipts::attestation::sign_bundle_with_key_file(
+    let pem = std::fs::read_to_string(&args.key).map_err(|e| {
+        signing(
+            true,
+            format!("read the key {}: {e}", args.key.display()).into(),
+        )
+    })?;
+    let envelope = scopebox_receipts::attestation::sign_bundle_with(
         &args.bundle,
-        &args.key,
+        &pem,
         scopebox_receipts::attestation::SignOptions { force: args.force },
     )
-    .map_err(|e| signing(Box::new(e)))?;
+    .map_err(|e| signing(e.is_refusal(), Box::new(e)))?;
     // Then the provenance statement (a pure function of receipt.json), in the same form.
     let provenance = scopebox_receipts::provenance::sign_bundle(&args.bundle, &pem, args.force)
-        .map_err(|e| signing(Box::new(e)))?;
+        .map_err(|e| signing(false, Box::new(e)))?;
     match &provenance {
         Some(_) => say!(
             "scopebox: wrote {} (SLSA Provenance v1 of the candidate archive(s) this run built)",
@@ -525,6 +538,41 @@ mod tests {
             assert!(error.to_string().contains(name), "{error}");
             assert_eq!(std::fs::read(bundle.path().join(name)).unwrap(), b"earlier");
         }
+    }
+
+    #[test]
+    fn a_missing_or_garbled_key_is_refused_naming_the_key() {
+        let bundle = tempfile::tempdir().unwrap();
+        let error = sign(sign_args(bundle.path())).unwrap_err();
+        assert_eq!(error.code(), crate::exit::USAGE, "{error}");
+        assert_eq!(error.kind_name(), "signing-refused");
+        let said = crate::exit::render(&error);
+        assert!(
+            said.contains("read the key") && said.contains("absent-key.pem"),
+            "{said}"
+        );
+        let key = bundle.path().join("garbled.pem");
+        std::fs::write(&key, "not a key").unwrap();
+        let error = sign(SignArgs {
+            key,
+            ..sign_args(bundle.path())
+        })
+        .unwrap_err();
+        assert_eq!(error.code(), crate::exit::USAGE, "{error}");
+        assert!(crate::exit::render(&error).contains("PKCS#8"), "{error}");
+    }
+
+    #[test]
+    fn a_key_pair_in_a_missing_directory_or_over_an_existing_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let keygen_at =
+            |out: std::path::PathBuf| keygen(KeygenArgs { out, json: false }).unwrap_err();
+        let error = keygen_at(dir.path().join("no/such/dir/k"));
+        assert_eq!(error.code(), crate::exit::USAGE, "{error}");
+        std::fs::write(dir.path().join("k.pem"), "earlier").unwrap();
+        let error = keygen_at(dir.path().join("k"));
+        assert_eq!(error.code(), crate::exit::USAGE, "{error}");
+        assert_eq!(std::fs::read(dir.path().join("k.pem")).unwrap(), b"earlier");
     }
 
     #[test]

@@ -87,6 +87,9 @@ pub enum CommandError {
     #[error("{what}")]
     Signing {
         what: String,
+        /// The key, the bundle or an envelope in the way was refused (exit 2), rather than a
+        /// step failing (exit 1).
+        refused: bool,
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
@@ -123,6 +126,7 @@ impl CommandError {
             CommandError::Pack(e) if e.is_refusal() => USAGE,
             CommandError::Receipt(e) if e.is_refusal() => USAGE,
             CommandError::Native(e) if e.is_refusal() => USAGE,
+            CommandError::Signing { refused: true, .. } => USAGE,
             CommandError::EngineUnreachable { .. } => ENGINE_UNREACHABLE,
             CommandError::PlatformUnavailable { .. } => PLATFORM_UNAVAILABLE,
             CommandError::Engine(e) if e.kind == EngineErrorKind::Unreachable => ENGINE_UNREACHABLE,
@@ -282,6 +286,7 @@ impl CommandError {
             CommandError::MatrixRead { .. }
             | CommandError::MatrixParse { .. }
             | CommandError::MatrixInvalid { .. } => "matrix-refused",
+            CommandError::Signing { refused: true, .. } => "signing-refused",
             CommandError::Signing { .. } => "signing",
             CommandError::Native(e) if e.is_refusal() => "native-refused",
             CommandError::Native(_) => "native",

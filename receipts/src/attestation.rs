@@ -191,6 +191,22 @@ pub enum SignError {
     },
 }
 
+impl SignError {
+    /// Whether the input was refused (the key, the bundle, an envelope in the way), rather than
+    /// a step failing on good input.
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            SignError::Read { .. }
+            | SignError::Key(_)
+            | SignError::Unreadable(_)
+            | SignError::Rejected(_)
+            | SignError::Exists
+            | SignError::NotAFile(_) => true,
+            SignError::Disagrees(_) | SignError::Write { .. } => false,
+        }
+    }
+}
+
 /// How to sign.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SignOptions {
@@ -408,17 +424,4 @@ pub(crate) fn write_envelope(
 mod libc_flags {
     pub const O_NOFOLLOW: i32 = 0o400000;
     pub const O_NONBLOCK: i32 = 0o4000;
-}
-
-/// Sign a bundle with the private key in the PEM file at `key_path`.
-pub fn sign_bundle_with_key_file(
-    bundle_dir: &Path,
-    key_path: &Path,
-    options: SignOptions,
-) -> Result<Envelope, SignError> {
-    let pem = std::fs::read_to_string(key_path).map_err(|source| SignError::Read {
-        path: key_path.to_path_buf(),
-        source,
-    })?;
-    sign_bundle_with(bundle_dir, &pem, options)
 }
