@@ -134,6 +134,8 @@ pub enum SelfTestError {
     BaseRejected(String),
     #[error("sign the base copy: {0}")]
     Sign(String),
+    #[error("self-test the bundle: it verifies, but its copy signed with a fresh key does not ({0}); the signature classes could not be run")]
+    SignedBaseRejected(String),
     #[error("self-test the bundle: it is beyond the verifier's bounds, nothing was copied: {0}")]
     Bounds(String),
 }
@@ -2095,10 +2097,11 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
     // Bounds before any copy: the bundle is measured from lstat alone.
     measure(bundle).map_err(SelfTestError::Bounds)?;
     let scratch = scratch_dir().map_err(SelfTestError::Copy)?;
-    // The base: an unsigned copy (any envelope removed), which must verify.
+    // The base: an unsigned copy (both envelopes removed), which must verify.
     let base = scratch.path().join("base");
     copy_tree(bundle, &base).map_err(SelfTestError::Copy)?;
     let _ = std::fs::remove_file(base.join(ENVELOPE_FILE));
+    let _ = std::fs::remove_file(base.join(PROVENANCE_ENVELOPE_FILE));
     let report =
         verify::verify_dir(&base, &VerifyOptions::default()).map_err(SelfTestError::Unreadable)?;
     if !report.verified {
@@ -2126,6 +2129,10 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
         crate::attestation::SignOptions { force: true },
     )
     .map_err(|e| SelfTestError::Sign(e.to_string()))?;
+    // As `scopebox sign` does: the provenance statement too, when the run built a candidate
+    // (with a key, the verifier requires it then).
+    crate::provenance::sign_bundle(&signed_base, &key_pem, true)
+        .map_err(|e| SelfTestError::Sign(e.to_string()))?;
     let keyed = VerifyOptions {
         public_key_pem: Some(public_pem),
         ..Default::default()
@@ -2133,10 +2140,9 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
     let signed_report =
         verify::verify_dir(&signed_base, &keyed).map_err(SelfTestError::Unreadable)?;
     if !signed_report.verified {
-        return Err(SelfTestError::BaseRejected(format!(
-            "signed with a fresh key: {}",
-            signed_report.failed_ids().join(", ")
-        )));
+        return Err(SelfTestError::SignedBaseRejected(
+            signed_report.failed_ids().join(", "),
+        ));
     }
 
     let mut rows = Vec::new();

@@ -8,6 +8,7 @@
 
 #![allow(dead_code)] // each user (the tests, the benchmark) takes the shapes it needs
 
+use crate::util::copy_tree;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -307,20 +308,6 @@ impl Bundle {
             .open(self.0.join(rel))?;
         file.set_len(2 * 1024 * 1024 * 1024)
     }
-}
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
 }
 
 /// Every raw control or format character in `bytes` that a terminal would act on: C0 but LF,

@@ -224,3 +224,22 @@ fn a_bundle_that_does_not_verify_cannot_be_self_tested() {
         1
     );
 }
+
+#[test]
+fn a_real_bundle_with_provenance_and_its_signatures_can_be_self_tested() {
+    // The committed reference bundle came from a real run: its receipt has provenance (the run
+    // built its candidate), so a keyed verification requires provenance.dsse.json as well.
+    let tmp = tempdir();
+    let bundle = tmp.path().join("reference");
+    crate::util::copy_tree(
+        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/reference-bundle"),
+        &bundle,
+    )
+    .unwrap();
+    // Signed with a key the self-test does not hold, envelopes of both kinds.
+    std::fs::write(bundle.join("provenance.dsse.json"), b"{}").unwrap();
+    let report = selftest::run(&bundle).expect("the self-test runs on a real bundle");
+    for row in &report.rows {
+        assert_eq!(row.outcome, "rejected", "{}: {:?}", row.class, row);
+    }
+}

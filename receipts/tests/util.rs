@@ -1,5 +1,5 @@
-//! Shared helpers: a temp dir per test, the synthetic specimen bundle, and running the
-//! `scopebox-verify` binary with its exit code and both streams captured together.
+//! Shared helpers: a temp dir per test, the synthetic specimen bundle, copying a bundle, and
+//! running the `scopebox-verify` binary with its exit code and both streams captured together.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -51,4 +51,19 @@ pub fn relist(bundle: &Path, rel: &str) {
     edit_json(&bundle.join("receipt.json"), |r| {
         r["files"][rel] = digest.into()
     });
+}
+
+/// A copy of the directory tree `from` (directories and regular files) at `to`.
+pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }
