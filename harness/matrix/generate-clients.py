@@ -681,6 +681,13 @@ case("fail-on-incomplete-outranks", "cursor", "incomplete and any-server both ho
      args(BY_ID["cursor"]) + ["--fail-on", "any-server,incomplete"],
      one_server + [text(HOME + "/.cursor/mcp.json", "{")], 1, [eq("/failOn/met", ["incomplete", "any-server"])],
      stderr_contains=["inventory incomplete", "--fail-on met: any-server"])
+case("fail-on-project-server-fails-closed", "cursor",
+     "--fail-on project-server: a project file mcpscope cannot inventory (duplicate keys, which the client would load, last one winning) leaves the condition undecided: exit 1, never a pass",
+     args(BY_ID["cursor"]) + ["--fail-on", "project-server"],
+     [d(ROOT), text(ROOT + "/.cursor/mcp.json",
+                    '{"mcpServers":{"x":{"command":"' + SENTINEL + '"}},"mcpServers":{"x":{"command":"' + SENTINEL + '"}}}')], 1,
+     [eq("/failOn/met", []), eq("/failOn/undecided", ["project-server"])],
+     stderr_contains=["--fail-on cannot rule out: project-server (1 source could not be inventoried)"])
 case("fail-on-unknown-condition", "cursor", "an unknown --fail-on value is a usage error before anything is read",
      ["/work/missing", "--fail-on", "sometimes"], [d(ROOT)], 2, stdout_empty=True, stderr_contains=["invalid value 'sometimes'"])
 case("client-value-escaped", "cursor", "clap's echo of a bad --client value is escaped for the terminal (no raw ESC)",

@@ -34,7 +34,8 @@ pub struct Cli {
 
     /// Exit non-zero when a condition holds (comma-separated or repeated):
     /// incomplete (exit 1; the default), invalid-entry, any-server,
-    /// project-server (exit 3), none
+    /// project-server (exit 3), none. A server condition that a file mcpscope could not
+    /// inventory leaves open exits 1 (fails closed)
     #[arg(long, value_name = "CONDITION", value_delimiter = ',', value_parser = fail_on_parser())]
     pub fail_on: Vec<Condition>,
 }

@@ -11,7 +11,13 @@
 //! | `none`           | never (report only; an invalid root still exits 1)            | —    |
 //!
 //! `incomplete` outranks the others: a partial answer exits 1 even when a
-//! `3` condition also holds. This module only reads the document.
+//! `3` condition also holds. The three server conditions fail closed: one that
+//! does not hold but depends on a source that could not be read (neither
+//! present nor missing — for `project-server` a source below the root, for the
+//! other two any source) is *undecided*, since that file may declare exactly
+//! what it looks for (a client that accepts what mcpscope refuses, such as
+//! duplicate keys, would load it), and an undecided condition exits 1 like
+//! `incomplete`. This module only reads the document.
 
 use crate::model::Document;
 
@@ -87,6 +93,32 @@ pub fn in_force(asked: Option<&[Condition]>) -> Vec<Condition> {
             out
         }
     }
+}
+
+/// The conditions in force that do not hold in `met` but cannot be ruled out,
+/// each with the number of unread sources that leave it open.
+pub fn undecided(
+    conditions: &[Condition],
+    met: &[(Condition, usize)],
+    doc: &Document,
+) -> Vec<(Condition, usize)> {
+    let root = std::path::Path::new(&doc.root.canonical);
+    let unread = doc.sources.iter().filter(|s| !s.state.is_complete());
+    conditions
+        .iter()
+        .filter(|c| !met.iter().any(|(m, _)| m == *c))
+        .filter_map(|&c| {
+            let open = match c {
+                Condition::Incomplete | Condition::None => 0,
+                Condition::InvalidEntry | Condition::AnyServer => unread.clone().count(),
+                Condition::ProjectServer => unread
+                    .clone()
+                    .filter(|s| std::path::Path::new(&s.path).starts_with(root))
+                    .count(),
+            };
+            (open > 0).then_some((c, open))
+        })
+        .collect()
 }
 
 /// The conditions in force that hold, with their counts.

@@ -121,10 +121,12 @@ pub fn run_to(req: &Request, host: &Host, stdout: &mut dyn std::io::Write) -> (S
     let mut doc = document_with(req.client, &root, host, req.dsh_profile.as_deref());
     let conditions = gate::in_force(req.fail_on.as_deref());
     let met = gate::met(&conditions, &doc);
+    let undecided = gate::undecided(&conditions, &met, &doc);
     if req.fail_on.is_some() {
         doc.fail_on = Some(model::FailOnReport {
             conditions: conditions.iter().map(|c| c.id()).collect(),
             met: met.iter().map(|(c, _)| c.id()).collect(),
+            undecided: undecided.iter().map(|(c, _)| c.id()).collect(),
         });
     }
     let _ = match req.format {
@@ -169,13 +171,27 @@ pub fn run_to(req: &Request, host: &Host, stdout: &mut dyn std::io::Write) -> (S
     if !others.is_empty() {
         stderr.push_str(&format!("mcpscope: --fail-on met: {}\n", others.join(", ")));
     }
-    let status = if met.iter().any(|(c, _)| *c == gate::Condition::Incomplete) {
-        Status::Incomplete
-    } else if !met.is_empty() {
-        Status::ConditionMet
-    } else {
-        Status::Complete
-    };
+    if !undecided.is_empty() {
+        let open: Vec<String> = undecided
+            .iter()
+            .map(|(c, n)| {
+                let what = render_human::plural(*n, "source", "sources");
+                format!("{} ({what} could not be inventoried)", c.id())
+            })
+            .collect();
+        stderr.push_str(&format!(
+            "mcpscope: --fail-on cannot rule out: {}\n",
+            open.join(", ")
+        ));
+    }
+    let status =
+        if met.iter().any(|(c, _)| *c == gate::Condition::Incomplete) || !undecided.is_empty() {
+            Status::Incomplete
+        } else if !met.is_empty() {
+            Status::ConditionMet
+        } else {
+            Status::Complete
+        };
     (status, stderr)
 }
 

@@ -63,6 +63,9 @@ pub struct ClientSummary {
 pub struct FailOnReport {
     pub conditions: Vec<&'static str>,
     pub met: Vec<&'static str>,
+    /// Conditions that do not hold but cannot be ruled out: a source they
+    /// depend on could not be read (`gate::undecided`; exit 1).
+    pub undecided: Vec<&'static str>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -572,14 +572,21 @@ fn write_legend(o: &mut String, terms: Terms) {
 fn write_fail_on(o: &mut String, doc: &Document) {
     let Some(f) = &doc.fail_on else { return };
     let _ = writeln!(o);
-    if f.met.is_empty() {
+    if f.met.is_empty() && f.undecided.is_empty() {
         let _ = writeln!(o, "fail-on    none met ({})", f.conditions.join(", "));
-    } else {
+    } else if !f.met.is_empty() {
         let _ = writeln!(
             o,
             "fail-on    met: {} (of {})",
             f.met.join(", "),
             f.conditions.join(", ")
+        );
+    }
+    if !f.undecided.is_empty() {
+        let _ = writeln!(
+            o,
+            "fail-on    cannot rule out: {} (a source it depends on could not be inventoried)",
+            f.undecided.join(", ")
         );
     }
 }

@@ -655,6 +655,53 @@ fn fail_on_gates_with_documented_exit_codes() {
 }
 
 #[test]
+fn a_server_gate_fails_closed_on_a_source_it_could_not_inventory() {
+    let t = Tree::new();
+    // A project file the client would load (duplicate keys: last one wins) and mcpscope
+    // refuses: nothing is listed from it, so `project-server` cannot be ruled out.
+    t.write(
+        &root(".cursor/mcp.json"),
+        r#"{"mcpServers":{"x":{"command":"sh"}},"mcpServers":{"x":{"command":"sh"}}}"#,
+    );
+    let run = |extra: &[&str]| t.run(&[&[".", "--client", "cursor"][..], extra].concat());
+    for gate in ["project-server", "any-server", "invalid-entry"] {
+        let r = run(&["--fail-on", gate, "--json"]);
+        assert_eq!(r.code, 1, "{gate}: {r}");
+        assert_eq!(r.json()["failOn"]["met"], serde_json::json!([]), "{r}");
+        assert_eq!(r.json()["failOn"]["undecided"], serde_json::json!([gate]));
+        assert!(
+            r.stderr.contains(&format!(
+                "--fail-on cannot rule out: {gate} (1 source could not be inventoried)"
+            )),
+            "{r}"
+        );
+    }
+    assert_eq!(run(&["--fail-on", "none"]).code, 0);
+    let human = run(&["--fail-on", "project-server"]);
+    assert!(
+        human
+            .stdout
+            .contains("fail-on    cannot rule out: project-server"),
+        "{human}"
+    );
+    // A user file it could not inventory leaves `project-server` decided (no project server),
+    // and the two others open.
+    let t = Tree::new();
+    t.write("home/.cursor/mcp.json", "{");
+    let run = |extra: &[&str]| t.run(&[&[".", "--client", "cursor"][..], extra].concat());
+    assert_eq!(run(&["--fail-on", "project-server"]).code, 0);
+    assert_eq!(run(&["--fail-on", "any-server"]).code, 1);
+    // A condition that holds is met, not undecided, whatever else was not read.
+    t.write(
+        &root(".cursor/mcp.json"),
+        r#"{"mcpServers":{"p":{"command":"x"}}}"#,
+    );
+    let r = run(&["--fail-on", "project-server,any-server", "--json"]);
+    assert_eq!(r.code, 3, "{r}");
+    assert_eq!(r.json()["failOn"]["undecided"], serde_json::json!([]));
+}
+
+#[test]
 fn a_bad_client_value_is_echoed_escaped() {
     let t = Tree::new();
     for (value, shown) in [
