@@ -70,16 +70,20 @@ pub enum Status {
     Usage,
     /// A `--fail-on` condition other than `incomplete` held.
     ConditionMet,
+    /// The report could not be written (stdout full or failing; a reader that
+    /// went away, a closed pipe, is not this).
+    OutputLost,
 }
 
 impl Status {
-    /// The documented exit codes: 0 nothing to report; 1 invalid root or an
-    /// incomplete inventory (when `incomplete` is gated, the default); 2 usage
-    /// error; 3 another `--fail-on` condition held.
+    /// The documented exit codes: 0 nothing to report; 1 invalid root, an
+    /// incomplete inventory (when `incomplete` is gated, the default) or a
+    /// report that could not be written; 2 usage error; 3 another `--fail-on`
+    /// condition held.
     pub fn exit_code(self) -> u8 {
         match self {
             Status::Complete => 0,
-            Status::Incomplete | Status::InvalidRoot => 1,
+            Status::Incomplete | Status::InvalidRoot | Status::OutputLost => 1,
             Status::Usage => 2,
             Status::ConditionMet => 3,
         }

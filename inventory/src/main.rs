@@ -34,10 +34,70 @@ fn main() -> ExitCode {
             return ExitCode::from(status.exit_code());
         }
     };
-    let mut stdout = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let (status, stderr) = mcpscope::run_to(&cli.into_request(), &Host::from_env(), &mut stdout);
-    // A closed pipe is not worth a panic; the exit code still tells.
+    let mut stdout = BufWriter::with_capacity(1 << 16, Watched::new(std::io::stdout().lock()));
+    let (status, mut stderr) =
+        mcpscope::run_to(&cli.into_request(), &Host::from_env(), &mut stdout);
     let _ = stdout.flush();
+    let lost = stdout.get_ref().lost();
+    let status = match lost {
+        Some(e) => {
+            stderr.push_str(&format!(
+                "mcpscope: error: the report could not be written to stdout ({})\n",
+                mcpscope::cli::escape_lines(&e.to_string()).trim_end()
+            ));
+            Status::OutputLost
+        }
+        None => status,
+    };
     let _ = std::io::stderr().lock().write_all(stderr.as_bytes());
     ExitCode::from(status.exit_code())
+}
+
+/// stdout, remembering its first write error. A closed pipe (the reader went
+/// away: `| head`) is not a failure and ends the writing quietly; any other
+/// error (a full disk) means the report was lost, which the exit code says.
+struct Watched<W> {
+    inner: W,
+    failed: Option<std::io::Error>,
+}
+
+impl<W: Write> Watched<W> {
+    fn new(inner: W) -> Watched<W> {
+        Watched {
+            inner,
+            failed: None,
+        }
+    }
+
+    /// The error that lost the report, if one did (never a closed pipe).
+    fn lost(&self) -> Option<&std::io::Error> {
+        self.failed
+            .as_ref()
+            .filter(|e| e.kind() != std::io::ErrorKind::BrokenPipe)
+    }
+
+    fn check(&mut self, result: std::io::Result<usize>) -> std::io::Result<usize> {
+        if let Err(e) = &result {
+            if self.failed.is_none() {
+                self.failed = Some(std::io::Error::new(e.kind(), e.to_string()));
+            }
+        }
+        result
+    }
+}
+
+impl<W: Write> Write for Watched<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // Once failed, nothing more is written (nor computed into the pipe).
+        if let Some(e) = &self.failed {
+            return Err(std::io::Error::new(e.kind(), "stdout failed earlier"));
+        }
+        let result = self.inner.write(buf);
+        self.check(result)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let result = self.inner.flush().map(|()| 0);
+        self.check(result).map(|_| ())
+    }
 }

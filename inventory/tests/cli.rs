@@ -157,3 +157,48 @@ fn home_unset_makes_home_sources_unreadable() {
         .unwrap();
     assert_eq!(user_instr["reason"], "home-not-set");
 }
+
+#[test]
+fn a_report_that_cannot_be_written_exits_1_but_a_closed_pipe_does_not() {
+    let t = Tree::new();
+    for json in [false, true] {
+        let args: &[&str] = if json { &[".", "--json"] } else { &["."] };
+        // A full stdout (a full disk): the report is lost, and the exit code says so.
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcpscope"));
+        cmd.args(args)
+            .current_dir(t.root())
+            .env_clear()
+            .env("HOME", t.home())
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .stderr(std::process::Stdio::piped());
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "json={json}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.contains("the report could not be written to stdout (No space left"),
+            "{stderr}"
+        );
+        // A reader that went away before anything was written: no failure.
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcpscope"));
+        cmd.args(args)
+            .current_dir(t.root())
+            .env_clear()
+            .env("HOME", t.home())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "json={json}");
+        assert!(
+            out.stderr.is_empty(),
+            "{:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
