@@ -107,3 +107,32 @@ fn the_report_keeps_the_receipts_platform_order_whatever_the_threads_did() {
         );
     }
 }
+
+#[test]
+fn case_counts_that_overflow_when_summed_are_a_failed_check_not_a_panic() {
+    let tmp = tempdir();
+    let bundle = tmp.path().join("reference");
+    crate::util::copy_tree(&reference(), &bundle).unwrap();
+    std::fs::remove_file(bundle.join("receipt.dsse.json")).unwrap();
+    crate::util::edit_json(&bundle.join("receipt.json"), |r| {
+        for p in r["platforms"].as_array_mut().unwrap() {
+            p["summary"]["total"] = u64::MAX.into();
+            p["summary"]["passed"] = u64::MAX.into();
+        }
+    });
+    let report = scopebox_receipts::verify::verify_dir(&bundle, &Default::default()).unwrap();
+    let summary = report
+        .checks
+        .iter()
+        .find(|c| c.id == "platforms.summary")
+        .unwrap();
+    assert!(!summary.ok);
+    assert!(
+        summary
+            .reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("add up to more than any summary can hold"),
+        "{summary:?}"
+    );
+}

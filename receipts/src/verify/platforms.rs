@@ -97,8 +97,15 @@ pub(crate) fn check(ctx: &Context, options: &VerifyOptions, checks: &mut Checks)
     );
 
     let s = &receipt.summary;
-    let cases: usize = receipt.platforms.iter().map(|p| p.summary.total).sum();
-    let cases_passed: usize = receipt.platforms.iter().map(|p| p.summary.passed).sum();
+    // Summed without overflow: the counts are the bundle's word (a hostile one may give
+    // usize::MAX); a sum that does not fit disagrees with any summary.
+    let sum = |count: fn(&crate::receipt::PlatformRun) -> usize| {
+        receipt
+            .platforms
+            .iter()
+            .try_fold(0usize, |total, p| total.checked_add(count(p)))
+    };
+    let sums = (sum(|p| p.summary.total), sum(|p| p.summary.passed));
     let passed = receipt
         .platforms
         .iter()
@@ -109,17 +116,23 @@ pub(crate) fn check(ctx: &Context, options: &VerifyOptions, checks: &mut Checks)
         })
         .count();
     let mut summary = Vec::new();
-    if (s.platforms, s.platforms_passed, s.cases, s.cases_passed)
-        != (receipt.platforms.len(), passed, cases, cases_passed)
-    {
-        summary.push(format!(
-            "the summary says {}/{} platforms and {}/{} cases passed, the platforms give {passed}/{} and {cases_passed}/{cases}",
-            s.platforms_passed,
-            s.platforms,
-            s.cases_passed,
-            s.cases,
-            receipt.platforms.len()
-        ));
+    match sums {
+        (Some(cases), Some(cases_passed)) => {
+            if (s.platforms, s.platforms_passed, s.cases, s.cases_passed)
+                != (receipt.platforms.len(), passed, cases, cases_passed)
+            {
+                summary.push(format!(
+                    "the summary says {}/{} platforms and {}/{} cases passed, the platforms give {passed}/{} and {cases_passed}/{cases}",
+                    s.platforms_passed,
+                    s.platforms,
+                    s.cases_passed,
+                    s.cases,
+                    receipt.platforms.len()
+                ));
+            }
+        }
+        _ => summary
+            .push("the platforms' case counts add up to more than any summary can hold".into()),
     }
     checks.record(
         "platforms.summary",
