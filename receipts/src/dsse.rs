@@ -4,7 +4,14 @@
 //! never accepts a signature it did not verify over the exact PAE bytes.
 //!
 //! Key id: lowercase hex SHA-256 of the public key's SPKI DER encoding. It is a hint only, as
-//! the DSSE protocol requires: verification never trusts it, it tries the given key.
+//! the DSSE protocol requires: verification never trusts it. It only orders the work: the
+//! signatures naming the given key's id are tried first, then those without a key id, then
+//! the rest (another tool's key id scheme, e.g. the DSSE test vectors' "A", may label a
+//! signature by this very key), so a genuine envelope costs one signature check.
+//!
+//! Bounded work: every ed25519 check hashes the whole PAE (payload included), so an envelope
+//! may carry at most `MAX_SIGNATURES` signatures (more is refused before any is checked), the
+//! PAE is built once per envelope, and a signature repeated verbatim is checked once.
 
 use base64::Engine;
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
@@ -16,6 +23,10 @@ use std::path::{Path, PathBuf};
 
 /// The payload type of our envelopes: an in-toto Statement.
 pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+
+/// The most signatures an envelope may carry. `scopebox sign` writes one; DSSE sets no limit,
+/// but each signature costs a hash of the whole payload, so a verifier must bound them.
+pub const MAX_SIGNATURES: usize = 16;
 
 /// A DSSE JSON envelope (`envelope.md` of the DSSE specification).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,6 +73,8 @@ pub enum DsseError {
     PayloadType { got: String, expected: String },
     #[error("verify the envelope: no signature verifies over the payload with the given key")]
     NoValidSignature,
+    #[error("verify the envelope: it carries {count} signatures, more than the {MAX_SIGNATURES} a verifier checks (`scopebox sign` writes one)")]
+    TooManySignatures { count: usize },
 }
 
 /// The DSSE pre-authentication encoding:
@@ -216,34 +229,78 @@ pub fn sign(payload_type: &str, body: &[u8], key: &SigningKey) -> Envelope {
     }
 }
 
-/// Verify an envelope with one trusted key (threshold 1): at least one signature must verify
-/// over the PAE of the decoded payload, and the payload type must be `expected_type`.
-/// Returns the decoded payload.
-pub fn verify(
-    envelope: &Envelope,
+/// Whether one of `signatures` verifies over `message` with `key`, and how many ed25519 checks
+/// (each a hash of the whole message) it took: a signature that does not decode to 64 bytes
+/// costs none, one already checked (the same bytes, however encoded) costs none again.
+fn find_valid_signature(
+    signatures: &[EnvelopeSignature],
     key: &VerifyingKey,
-    expected_type: &str,
-) -> Result<Vec<u8>, DsseError> {
-    let body = decode_base64(&envelope.payload)?;
-    if envelope.signatures.is_empty() {
-        return Err(DsseError::Malformed("no signatures".into()));
-    }
-    let message = pae(&envelope.payload_type, &body);
-    let mut any_valid = false;
-    for entry in &envelope.signatures {
+    message: &[u8],
+) -> (bool, usize) {
+    let mut checked: Vec<[u8; 64]> = Vec::new();
+    for entry in in_trial_order(signatures, &keyid(key)) {
         let Ok(raw) = decode_base64(&entry.sig) else {
             continue;
         };
         let Ok(bytes) = <[u8; 64]>::try_from(raw.as_slice()) else {
             continue;
         };
+        if checked.contains(&bytes) {
+            continue;
+        }
+        checked.push(bytes);
         let signature = Signature::from_bytes(&bytes);
         // verify_strict also refuses small-order keys and malleable (non-canonical) signatures.
-        if key.verify_strict(&message, &signature).is_ok() {
-            any_valid = true;
-            break;
+        if key.verify_strict(message, &signature).is_ok() {
+            return (true, checked.len());
         }
     }
+    (false, checked.len())
+}
+
+/// Refuse an envelope with more than `MAX_SIGNATURES` signatures.
+pub fn check_signature_count(envelope: &Envelope) -> Result<(), DsseError> {
+    let count = envelope.signatures.len();
+    if count > MAX_SIGNATURES {
+        return Err(DsseError::TooManySignatures { count });
+    }
+    Ok(())
+}
+
+/// The signatures in the order they are tried: key id `ours` first, then no key id (absent or
+/// empty), then any other key id. Stable within each group.
+fn in_trial_order<'a>(
+    signatures: &'a [EnvelopeSignature],
+    ours: &str,
+) -> Vec<&'a EnvelopeSignature> {
+    let mut ordered: Vec<&EnvelopeSignature> = signatures.iter().collect();
+    ordered.sort_by_key(|s| match s.keyid.as_deref() {
+        Some(id) if id.eq_ignore_ascii_case(ours) => 0,
+        None | Some("") => 1,
+        Some(_) => 2,
+    });
+    ordered
+}
+
+/// Verify an envelope with one trusted key (threshold 1): at least one signature must verify
+/// over the PAE of the decoded payload, and the payload type must be `expected_type`.
+/// Returns the decoded payload.
+///
+/// At most `MAX_SIGNATURES` signatures are accepted (more: `TooManySignatures`, before the
+/// payload is even decoded); the PAE is built once; each distinct signature is checked at most
+/// once, those whose key id names `key` first (see the module's note on key ids).
+pub fn verify(
+    envelope: &Envelope,
+    key: &VerifyingKey,
+    expected_type: &str,
+) -> Result<Vec<u8>, DsseError> {
+    check_signature_count(envelope)?;
+    let body = decode_base64(&envelope.payload)?;
+    if envelope.signatures.is_empty() {
+        return Err(DsseError::Malformed("no signatures".into()));
+    }
+    let message = pae(&envelope.payload_type, &body);
+    let (any_valid, _checked) = find_valid_signature(&envelope.signatures, key, &message);
     if !any_valid {
         return Err(DsseError::NoValidSignature);
     }
@@ -333,6 +390,74 @@ mod tests {
             verify(&envelope, &other, IN_TOTO_PAYLOAD_TYPE),
             Err(DsseError::NoValidSignature)
         ));
+    }
+
+    fn envelope_with(signatures: Vec<EnvelopeSignature>) -> Envelope {
+        Envelope {
+            payload: encode_base64(b"{}"),
+            payload_type: IN_TOTO_PAYLOAD_TYPE.into(),
+            signatures,
+        }
+    }
+
+    #[test]
+    fn more_than_max_signatures_is_refused_before_any_is_checked() {
+        let envelope = sign(IN_TOTO_PAYLOAD_TYPE, b"{}", &key_a());
+        let good = envelope.signatures[0].clone();
+        let key = key_a().verifying_key();
+        let at_limit = envelope_with(vec![good.clone(); MAX_SIGNATURES]);
+        assert!(verify(&at_limit, &key, IN_TOTO_PAYLOAD_TYPE).is_ok());
+        let over = envelope_with(vec![good; MAX_SIGNATURES + 1]);
+        let error = verify(&over, &key, IN_TOTO_PAYLOAD_TYPE).unwrap_err();
+        assert!(
+            matches!(error, DsseError::TooManySignatures { count: 17 }),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "verify the envelope: it carries 17 signatures, more than the 16 a verifier checks (`scopebox sign` writes one)"
+        );
+    }
+
+    #[test]
+    fn a_repeated_signature_is_checked_once_however_it_is_encoded() {
+        let key = key_a().verifying_key();
+        let message = pae(IN_TOTO_PAYLOAD_TYPE, b"{}");
+        // A valid signature over another body: well-formed, never verifies here.
+        let wrong = sign(IN_TOTO_PAYLOAD_TYPE, b"[]", &key_a()).signatures[0].clone();
+        let raw = decode_base64(&wrong.sig).unwrap();
+        let url_safe = EnvelopeSignature {
+            keyid: None,
+            sig: base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&raw),
+        };
+        let mut signatures = vec![wrong; MAX_SIGNATURES - 1];
+        signatures.push(url_safe);
+        assert_eq!(
+            find_valid_signature(&signatures, &key, &message),
+            (false, 1)
+        );
+    }
+
+    #[test]
+    fn the_signature_naming_the_key_is_tried_first_and_others_are_still_tried() {
+        let key = key_a().verifying_key();
+        let message = pae(IN_TOTO_PAYLOAD_TYPE, b"{}");
+        let good = sign(IN_TOTO_PAYLOAD_TYPE, b"{}", &key_a()).signatures[0].clone();
+        let other = generate_keypair_pem().unwrap().0;
+        let other = signing_key_from_pem(&other).unwrap();
+        let mut signatures: Vec<EnvelopeSignature> = (0..MAX_SIGNATURES as u8 - 1)
+            .map(|i| sign(IN_TOTO_PAYLOAD_TYPE, &[i], &other).signatures[0].clone())
+            .collect();
+        signatures.push(good.clone());
+        // Ours last in the file, first in the trial: one check.
+        assert_eq!(find_valid_signature(&signatures, &key, &message), (true, 1));
+        // Labelled under another scheme (the DSSE vectors' "A"), it still verifies, last.
+        let last = signatures.len() - 1;
+        signatures[last].keyid = Some("A".into());
+        assert_eq!(
+            find_valid_signature(&signatures, &key, &message),
+            (true, MAX_SIGNATURES)
+        );
     }
 
     #[test]

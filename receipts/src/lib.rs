@@ -10,6 +10,7 @@ pub mod attestation;
 pub mod bundle_file;
 pub mod dsse;
 pub mod image;
+pub mod input;
 pub mod provenance;
 pub mod selftest;
 pub mod verify;

@@ -339,6 +339,44 @@ fn a_fifo_envelope_is_refused_without_blocking() {
     assert!(matches!(error, SignError::NotAFile("FIFO")), "{error}");
 }
 
+/// An envelope is bounded to `dsse::MAX_SIGNATURES` (16) signatures: each costs a hash of the
+/// whole payload, so thousands of copies of one would take the verifier minutes to hours.
+#[test]
+fn more_than_16_signatures_fail_the_signature_checks() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let (private, public) = keypair(tmp.path(), "k");
+    sign_bundle(&bundle, &private).unwrap();
+    let path = bundle.join("receipt.dsse.json");
+    let signed: Envelope = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let with_copies = |n: usize| {
+        let mut envelope = signed.clone();
+        envelope.signatures = vec![signed.signatures[0].clone(); n];
+        std::fs::write(&path, serde_json::to_vec(&envelope).unwrap()).unwrap();
+    };
+    let (b, k) = (bundle.to_str().unwrap(), public.to_str().unwrap());
+    with_copies(dsse::MAX_SIGNATURES);
+    let at_limit = verify_bin(&[b, "--key", k]);
+    assert_eq!(at_limit.code, 0, "{}", at_limit.stdout);
+    with_copies(2000);
+    let why = "failed to verify the envelope: it carries 2000 signatures, more than the 16 a verifier checks";
+    for args in [vec![b, "--key", k], vec![b]] {
+        let run = verify_bin(&args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stdout);
+        assert!(
+            run.stdout.contains("✗ signature.envelope") && run.stdout.contains(why),
+            "{args:?}: {}",
+            run.stdout
+        );
+    }
+    let keyed = verify_bin(&[b, "--key", k]);
+    assert!(
+        keyed.stdout.contains("✗ signature.verified"),
+        "{}",
+        keyed.stdout
+    );
+}
+
 /// The DSSE repository's ed25519 test vectors (testvectors/vectors.json): each envelope with
 /// key A (RFC 8032 test 1) verifies or is rejected as published.
 #[test]

@@ -116,7 +116,12 @@ fn usage_errors_exit_2_and_help_documents_the_exit_codes() {
     assert_eq!(verify_bin(&["a", "--frobnicate"]).code, 2);
     let help = verify_bin(&["--help"]);
     assert_eq!(help.code, 0);
-    for line in ["0  verified", "1  rejected", "2  could not read the bundle"] {
+    for line in [
+        "0  verified",
+        "1  rejected",
+        "2  could not read the bundle",
+        "3  the report could not be written to stdout",
+    ] {
         assert!(
             help.stdout.contains(line),
             "{line:?} not in help:\n{}",
@@ -126,20 +131,257 @@ fn usage_errors_exit_2_and_help_documents_the_exit_codes() {
 }
 
 #[test]
-fn a_key_that_is_not_a_pem_is_a_failed_signature_check_not_a_panic() {
+fn a_key_that_is_not_a_pem_is_a_usage_error_with_the_hint_on_its_own_line() {
     let tmp = tempdir();
     let bundle = specimen(tmp.path(), 1);
     let key = tmp.path().join("key.pub.pem");
     std::fs::write(&key, "not a key").unwrap();
-    let run = verify_bin(&[bundle.to_str().unwrap(), "--key", key.to_str().unwrap()]);
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.contains("✗ signature.verified"),
-        "{}",
-        run.stdout
+    let b = bundle.to_str().unwrap();
+    let run = verify_bin(&[b, "--key", key.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "error: failed to read the key {}: it is not an SPKI ed25519 public key PEM\n\
+             hint: pass the PREFIX.pub.pem written by `scopebox keygen`\n",
+            key.display()
+        )
     );
-    let missing = verify_bin(&[bundle.to_str().unwrap(), "--key", "/nonexistent.pem"]);
+    let doc = json_error(&[b, "--key", key.to_str().unwrap(), "--json"], 2, "usage");
+    assert_eq!(
+        doc.hint.as_deref(),
+        Some("pass the PREFIX.pub.pem written by `scopebox keygen`")
+    );
+    let missing = verify_bin(&[b, "--key", "/nonexistent.pem"]);
     assert_eq!(missing.code, 2);
+    assert!(
+        missing
+            .stderr
+            .starts_with("error: failed to read the key /nonexistent.pem: "),
+        "{}",
+        missing.stderr
+    );
+}
+
+/// Runs the verifier with `--json` added and requires exit `code` and exactly one JSON object
+/// on stdout, of the report's shape, saying `result` with a one-line error.
+fn json_error(args: &[&str], code: i32, result: &str) -> JsonReport {
+    let run = verify_bin(args);
+    assert_eq!(run.code, code, "{args:?}: {}{}", run.stdout, run.stderr);
+    let doc: JsonReport = serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: one JSON object on stdout ({e}): {:?}",
+            run.stdout
+        )
+    });
+    assert_eq!(doc.schema_version, 1);
+    assert_eq!(doc.result, result, "{args:?}");
+    let error = doc.error.clone().expect("an error");
+    assert!(
+        error.starts_with("failed to ") || result == "usage",
+        "{args:?}: {error}"
+    );
+    assert!(!error.contains('\n'), "{args:?}: {error:?}");
+    assert!(!doc.hint.clone().unwrap_or_default().contains('\n'));
+    assert!(doc.checks.is_empty() && doc.subject.is_none());
+    // stderr says it too, for a person.
+    assert!(
+        run.stderr.starts_with("error: "),
+        "{args:?}: {}",
+        run.stderr
+    );
+    doc
+}
+
+#[test]
+fn json_answers_on_every_exit_path() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let b = bundle.to_str().unwrap();
+    let doc = json_error(&["--json", "--key", "/nonexistent", b], 2, "usage");
+    assert!(
+        doc.error
+            .unwrap()
+            .starts_with("failed to read the key /nonexistent: "),
+        "{}",
+        b
+    );
+    assert_eq!(doc.bundle, b);
+    let doc = json_error(&["--json", "--policy", "/nonexistent", b], 2, "usage");
+    assert!(doc
+        .error
+        .unwrap()
+        .starts_with("failed to read the policy /nonexistent: "));
+    // A usage error clap reports: its message, and its tip (or --help) as the hint.
+    let doc = json_error(&["--json", "--bogus", b], 2, "usage");
+    assert_eq!(
+        doc.error.as_deref(),
+        Some("unexpected argument '--bogus' found")
+    );
+    assert!(doc.hint.is_some());
+    let doc = json_error(&["--json"], 2, "usage");
+    assert!(doc
+        .error
+        .unwrap()
+        .contains("required arguments were not provided: <BUNDLE>"),);
+    // An unreadable bundle: the hint out of the message.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let doc = json_error(&["--json", empty.to_str().unwrap()], 2, "unreadable");
+    assert_eq!(
+        doc.hint.as_deref(),
+        Some("pass the run's bundle directory (the one holding receipt.json)")
+    );
+
+    // --self-test: a FIFO for a bundle, a bundle with duplicate keys, a bundle that does not
+    // verify unmutated.
+    let fifo = tmp.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    json_error(
+        &["--self-test", "--json", fifo.to_str().unwrap()],
+        2,
+        "unreadable",
+    );
+    let doubled = tmp.path().join("doubled");
+    crate::util::copy_tree(&bundle, &doubled).unwrap();
+    let receipt = std::fs::read_to_string(doubled.join("receipt.json")).unwrap();
+    let receipt = receipt.replacen('{', "{\"runId\": \"x\", ", 1);
+    std::fs::write(doubled.join("receipt.json"), receipt).unwrap();
+    json_error(
+        &["--self-test", "--json", doubled.to_str().unwrap()],
+        2,
+        "unreadable",
+    );
+    std::fs::write(bundle.join("platforms/linux-amd64/evidence/extra"), b"x").unwrap();
+    let doc = json_error(&["--self-test", "--json", b], 1, "rejected");
+    assert!(doc
+        .hint
+        .unwrap()
+        .starts_with("run `scopebox-verify` on it first"));
+}
+
+#[test]
+fn key_and_policy_must_be_small_regular_files() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let b = bundle.to_str().unwrap();
+    let big_key = tmp.path().join("big.pub.pem");
+    std::fs::write(&big_key, vec![b'a'; 64 * 1024 + 1]).unwrap();
+    let big_policy = tmp.path().join("big.json");
+    std::fs::write(&big_policy, vec![b' '; 1024 * 1024 + 1]).unwrap();
+    let fifo = tmp.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let f = fifo.to_str().unwrap();
+    // The cheap refusals first: were a bound lost, /dev/zero would be read until killed.
+    let cases: [(&str, &str, &str); 6] = [
+        (
+            "--key",
+            big_key.to_str().unwrap(),
+            "it is larger than 65536 bytes, the most the key may hold",
+        ),
+        (
+            "--policy",
+            big_policy.to_str().unwrap(),
+            "it is larger than 1048576 bytes, the most the policy may hold",
+        ),
+        ("--key", f, "it is a FIFO, not a regular file"),
+        ("--policy", f, "it is a FIFO, not a regular file"),
+        (
+            "--key",
+            "/dev/zero",
+            "it is a character device, not a regular file",
+        ),
+        (
+            "--policy",
+            "/dev/zero",
+            "it is a character device, not a regular file",
+        ),
+    ];
+    for (flag, path, why) in cases {
+        let run = run_bounded(&[b, flag, path], None);
+        let what = if flag == "--key" { "key" } else { "policy" };
+        assert_eq!(run.code, 2, "{flag} {path}: {}", run.stderr);
+        assert_eq!(
+            run.stderr,
+            format!("error: failed to read the {what} {path}: {why}\n"),
+            "{flag} {path}"
+        );
+    }
+}
+
+/// Runs the verifier with stdout to `stdout` (a file such as /dev/full; else discarded), and
+/// fails the test, instead of hanging it, when it has not exited within 60 s.
+fn run_bounded(args: &[&str], stdout: Option<std::fs::File>) -> crate::util::Run {
+    use std::process::{Command, Stdio};
+    let stderr = tempdir();
+    let err_path = stderr.path().join("stderr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_scopebox-verify"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(stdout.map_or_else(Stdio::null, Stdio::from))
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?}: still running after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    crate::util::Run {
+        code: status.code().unwrap_or(-1),
+        stdout: String::new(),
+        stderr: std::fs::read_to_string(err_path).unwrap(),
+    }
+}
+
+#[test]
+fn a_report_stdout_refuses_is_exit_3_and_a_closed_pipe_is_no_error() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let b = bundle.to_str().unwrap();
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    for args in [vec![b], vec![b, "--json"], vec!["--json", "--bogus", b]] {
+        let run = run_bounded(&args, Some(full()));
+        assert_eq!(run.code, 3, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("error: failed to write the report to stdout: No space left on device"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    // A reader that stops early (`| head`): the verdict stands, nothing is said.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_scopebox-verify"))
+        .arg(b)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
 #[test]

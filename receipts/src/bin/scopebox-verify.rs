@@ -264,7 +264,13 @@ fn self_test(args: &Args, shown: &str) -> Outcome {
                 Some((message, hint)) => (message.to_string(), Some(hint.to_string())),
                 None => (text, None),
             };
-            let rejected = matches!(error, selftest::SelfTestError::BaseRejected(_));
+            // The bundle (or its copy signed with a fresh key) does not verify: the mutation
+            // classes could not be applied, exit 1 as the help says; anything else, exit 2.
+            let rejected = matches!(
+                error,
+                selftest::SelfTestError::BaseRejected(_)
+                    | selftest::SelfTestError::SignedBaseRejected(_)
+            );
             fail(
                 args.json,
                 shown,

@@ -19,12 +19,17 @@ pub const SIGNATURE_NOT_CHECKED: &str =
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct JsonReport {
     pub schema_version: u32,
-    /// "verified", "rejected" or "unreadable".
+    /// "verified", "rejected", "unreadable" (the bundle could not be read) or "usage" (a bad
+    /// argument, `--key` or `--policy`; nothing was verified).
     pub result: String,
+    /// The bundle as named (empty when the arguments could not be parsed).
     pub bundle: String,
-    /// Present when the bundle could not be read.
+    /// Present when verification stopped early: "failed to …" (one line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What to do next, when the error has a hint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
     /// What was verified (absent when the bundle could not be read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<super::Subject>,
@@ -47,6 +52,7 @@ impl JsonReport {
             .into(),
             bundle: report.bundle.clone(),
             error: None,
+            hint: None,
             subject: Some(report.subject.clone()),
             checks: report.checks.clone(),
             not_checked: report.not_checked.clone(),
@@ -55,11 +61,18 @@ impl JsonReport {
     }
 
     pub fn from_error(bundle: &str, error: &BundleError) -> Self {
+        // A message's own "\nhint: …" line goes to `hint`, so `error` is one line.
+        let text = format!("failed to {error}");
+        let (message, hint) = match text.split_once("\nhint: ") {
+            Some((message, hint)) => (message.to_string(), Some(hint.to_string())),
+            None => (text, None),
+        };
         JsonReport {
             schema_version: 1,
             result: "unreadable".into(),
             bundle: bundle.to_string(),
-            error: Some(format!("failed to {error}")),
+            error: Some(message),
+            hint,
             subject: None,
             checks: Vec::new(),
             not_checked: Vec::new(),

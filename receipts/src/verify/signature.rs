@@ -2,6 +2,7 @@
 //! envelope exists its statement must be exactly the one `attestation::statement_for` derives
 //! from the exact `receipt.json` bytes and the outcome of every other check. Without a key the
 //! signature's authenticity is not claimed (a note says so); the binding still is checked.
+//! An envelope with more than `dsse::MAX_SIGNATURES` signatures fails `signature.envelope`.
 
 use super::{Checks, Context, VerifyOptions};
 use crate::attestation::{statement_for, Statement};
@@ -23,10 +24,15 @@ pub(crate) fn check(
         None => None,
         Some(Ok(k)) => Some(k),
         Some(Err(e)) => {
+            // The error's hint line is for a person choosing a file, not a check's reason.
+            let text = e.to_string();
+            let reason = text
+                .split_once("\nhint: ")
+                .map_or(text.as_str(), |(m, _)| m);
             checks.record(
                 "signature.verified",
                 "the envelope verifies with the given key",
-                vec![format!("failed to {e}")],
+                vec![format!("failed to {reason}")],
             );
             return;
         }
@@ -61,10 +67,15 @@ pub(crate) fn check(
             return;
         }
     };
+    // More signatures than a verifier checks: a failed envelope, with or without a key (with
+    // one, `dsse::verify` refuses it too, so `signature.verified` fails for the same reason).
     checks.record(
         "signature.envelope",
         "receipt.dsse.json is a DSSE envelope over an in-toto statement",
-        Vec::new(),
+        match dsse::check_signature_count(&envelope) {
+            Ok(()) => Vec::new(),
+            Err(e) => vec![format!("{ENVELOPE_FILE}: failed to {e}")],
+        },
     );
 
     // Authenticity, with the trusted key.
