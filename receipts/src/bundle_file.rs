@@ -5,14 +5,17 @@
 //! mode 0644, and no directory entries; gzip's header carries no name and no time, so the same
 //! bundle always gives the same bytes. On reading, anything but a regular file or a directory
 //! (symlinks, hard links, devices, FIFOs), an unsafe or non-UTF-8 name and a path given twice
-//! are recorded as irregular, so `files.kinds` rejects them as it does on a directory.
+//! are recorded as irregular, so `files.kinds` rejects them as it does on a directory. The
+//! framing is strict: one gzip member and nothing after it, one tar stream ending with its
+//! end-of-archive marker and nothing after that but a record's zero padding — so no extractor
+//! sees an entry the reader did not.
 
 use crate::receipt::{ENVELOPE_FILE, PROVENANCE_ENVELOPE_FILE, RECEIPT_FILE};
 use crate::verify::bundle::{
     Bundle, BundleError, BundleErrorKind, MAX_DEPTH, MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES,
 };
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Take, Write};
 use std::path::Path;
 
 /// The tar stream may exceed the files' bytes by its headers and padding: at most this many
@@ -72,12 +75,105 @@ pub fn read_archive(path: &Path) -> Result<Bundle, BundleError> {
 }
 
 /// [`read_archive`] over any reader (`label` names it in the bundle's `root`).
+///
+/// The archive must be exactly what [`write_archive`] writes, as far as its framing goes: one
+/// gzip member (its CRC and length checked) and nothing after it; inside, one tar stream whose
+/// last entry is followed by the end-of-archive marker (two zero blocks) and at most one
+/// record of zero padding (tar's default record, [`TAR_RECORD`]), in whole blocks. Anything
+/// else — a second gzip member, bytes after the gzip stream, a tar stream cut before its
+/// marker, an entry or any other byte after the marker — is refused as malformed: an extractor
+/// (`tar xzf` reads every member) could see files the verifier did not.
 pub fn read_archive_from<R: Read>(label: &Path, reader: R) -> Result<Bundle, BundleErrorKind> {
     let limit = MAX_TOTAL_BYTES + TAR_OVERHEAD_PER_ENTRY * MAX_ENTRIES as u64;
-    let mut stream = flate2::read::GzDecoder::new(reader).take(limit + 1);
-    let mut archive = tar::Archive::new(&mut stream);
-    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-    let mut irregular: BTreeMap<String, &'static str> = BTreeMap::new();
+    let mut gz = flate2::bufread::GzDecoder::new(std::io::BufReader::new(reader));
+    let (found, padding, length) = {
+        let mut stream = Counted {
+            inner: (&mut gz).take(limit + 1),
+            count: 0,
+        };
+        let found = read_entries(&mut stream);
+        // Past the bound the stream was cut: whatever the tar reader made of the cut, the
+        // archive is too large.
+        if stream.inner.limit() == 0 {
+            return Err(BundleErrorKind::TooLarge);
+        }
+        let found = found?;
+        let padding = padding(&mut stream)?;
+        (found, padding, stream.count)
+    };
+    // The gzip member ended (its trailer checked): nothing may follow it.
+    let mut rest = gz.into_inner();
+    if !rest.fill_buf()?.is_empty() {
+        return Err(BundleErrorKind::Archive(
+            "bytes follow the gzip stream (another gzip member or trailing data); a bundle \
+             archive is one gzip member and nothing after it"
+                .to_string(),
+        ));
+    }
+    end_marker(padding, length)?;
+    let Found {
+        mut files,
+        irregular,
+        receipt_is_dir,
+    } = found;
+    match irregular.get(RECEIPT_FILE) {
+        Some(&"duplicate-entry") => return Err(BundleErrorKind::ReceiptTwice),
+        Some(kind) => return Err(BundleErrorKind::ReceiptNotAFile(kind)),
+        None => {}
+    }
+    let Some(receipt_bytes) = files.remove(RECEIPT_FILE) else {
+        return Err(if receipt_is_dir {
+            BundleErrorKind::ReceiptIsADirectory
+        } else {
+            BundleErrorKind::NoReceipt
+        });
+    };
+    let envelope_bytes = files.remove(ENVELOPE_FILE);
+    let provenance_envelope_bytes = files.remove(PROVENANCE_ENVELOPE_FILE);
+    Ok(Bundle {
+        root: label.to_path_buf(),
+        receipt_bytes,
+        envelope_bytes,
+        provenance_envelope_bytes,
+        files,
+        irregular,
+    })
+}
+
+/// A tar block; headers, data and the end-of-archive marker come in whole blocks.
+const TAR_BLOCK: u64 = 512;
+/// Tar's default record (20 blocks): an archiver may pad the stream after its end-of-archive
+/// marker up to the end of one ([`write_archive`] pads none).
+pub const TAR_RECORD: u64 = 20 * TAR_BLOCK;
+
+/// The entries of an archive, as read.
+#[derive(Default)]
+struct Found {
+    files: BTreeMap<String, Vec<u8>>,
+    irregular: BTreeMap<String, &'static str>,
+    /// An entry names `receipt.json` as a directory (or something below it).
+    receipt_is_dir: bool,
+}
+
+/// A reader that counts the bytes it gave.
+struct Counted<R> {
+    inner: R,
+    count: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+}
+
+/// Every entry of the tar stream, under the directory reader's bounds; the tar reader stops at
+/// the first zero block (which it consumes) or at the end of the stream.
+fn read_entries<R: Read>(stream: &mut Counted<R>) -> Result<Found, BundleErrorKind> {
+    let mut archive = tar::Archive::new(stream);
+    let mut found = Found::default();
     let mut total = 0u64;
     let mut count = 0usize;
     for entry in archive.entries()? {
@@ -88,7 +184,8 @@ pub fn read_archive_from<R: Read>(label: &Path, reader: R) -> Result<Bundle, Bun
         }
         let raw = entry.path_bytes().into_owned();
         let Ok(name) = String::from_utf8(raw.clone()) else {
-            irregular.insert(String::from_utf8_lossy(&raw).into_owned(), "non-utf8-name");
+            let name = String::from_utf8_lossy(&raw).into_owned();
+            found.irregular.insert(name, "non-utf8-name");
             continue;
         };
         let name = name.trim_end_matches('/').to_string();
@@ -98,14 +195,23 @@ pub fn read_archive_from<R: Read>(label: &Path, reader: R) -> Result<Bundle, Bun
                 .split('/')
                 .all(|part| !part.is_empty() && part != "." && part != "..");
         if !safe {
-            irregular.insert(name, "unsafe-name");
+            found.irregular.insert(name, "unsafe-name");
             continue;
         }
         if name.split('/').count() > MAX_DEPTH + 1 {
             return Err(BundleErrorKind::TooDeep);
         }
         let kind = entry.header().entry_type();
+        if (name == RECEIPT_FILE && kind.is_dir()) || name.starts_with("receipt.json/") {
+            found.receipt_is_dir = true;
+        }
         if kind.is_dir() {
+            continue;
+        }
+        if found.files.contains_key(&name) || found.irregular.contains_key(&name) {
+            // Two entries for one path: which one an extractor keeps is its choice; refuse.
+            found.files.remove(&name);
+            found.irregular.insert(name, "duplicate-entry");
             continue;
         }
         if !kind.is_file() {
@@ -118,50 +224,85 @@ pub fn read_archive_from<R: Read>(label: &Path, reader: R) -> Result<Bundle, Bun
             } else {
                 "device"
             };
-            irregular.insert(name, what);
+            found.irregular.insert(name, what);
             continue;
         }
-        if entry.size() > MAX_FILE_BYTES {
-            return Err(BundleErrorKind::FileTooLarge);
+        let too_large = |name: String| BundleErrorKind::FileTooLarge {
+            path: name,
+            limit: MAX_FILE_BYTES,
+        };
+        let size = entry.size();
+        if size > MAX_FILE_BYTES {
+            return Err(too_large(name));
         }
         let mut bytes = Vec::new();
         (&mut entry)
             .take(MAX_FILE_BYTES + 1)
             .read_to_end(&mut bytes)?;
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(BundleErrorKind::FileTooLarge);
+        if bytes.len() as u64 != size {
+            return Err(BundleErrorKind::Archive(format!(
+                "the tar stream ends inside {name} ({} of its {size} bytes)",
+                bytes.len()
+            )));
         }
-        total += bytes.len() as u64;
+        total += size;
         if total > MAX_TOTAL_BYTES {
             return Err(BundleErrorKind::TooLarge);
         }
-        if files.contains_key(&name) || irregular.contains_key(&name) {
-            // Two entries for one path: which one an extractor keeps is its choice; refuse.
-            files.remove(&name);
-            irregular.insert(name, "duplicate-entry");
-            continue;
-        }
-        files.insert(name, bytes);
+        found.files.insert(name, bytes);
     }
-    if stream.limit() == 0 {
+    Ok(found)
+}
+
+/// What follows the entries, to the end of the gzip member (whose trailer the decoder checks
+/// there): only zeros, at most the marker's second block and a record of padding. The number
+/// of zero bytes read; the tar reader has consumed the first zero block, if any.
+fn padding<R: Read>(stream: &mut Counted<Take<R>>) -> Result<u64, BundleErrorKind> {
+    let mut rest = 0u64;
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        if buf[..n].iter().any(|&b| b != 0) {
+            return Err(BundleErrorKind::Archive(
+                "data follows the tar end-of-archive marker (another archive or a hidden \
+                 entry); nothing but zero padding may follow it"
+                    .to_string(),
+            ));
+        }
+        rest += n as u64;
+        if TAR_BLOCK + rest > 2 * TAR_BLOCK + TAR_RECORD {
+            return Err(BundleErrorKind::Archive(format!(
+                "more than {TAR_RECORD} bytes of zeros pad the tar stream after its \
+                 end-of-archive marker"
+            )));
+        }
+    }
+    if stream.inner.limit() == 0 {
         return Err(BundleErrorKind::TooLarge);
     }
-    if irregular.contains_key(RECEIPT_FILE) {
-        return Err(BundleErrorKind::ReceiptNotAFile);
+    Ok(rest)
+}
+
+/// The tar reader stopped at a zero block (consumed) or at the end of the stream (then
+/// nothing followed): with `padding` zero bytes after where it stopped and `length` bytes in
+/// all, the stream ends with the end-of-archive marker (two zero blocks) in whole blocks.
+fn end_marker(padding: u64, length: u64) -> Result<(), BundleErrorKind> {
+    if padding < TAR_BLOCK {
+        return Err(BundleErrorKind::Archive(
+            "the tar stream does not end with its end-of-archive marker (two zero blocks): \
+             it was cut short"
+                .to_string(),
+        ));
     }
-    let receipt_bytes = files
-        .remove(RECEIPT_FILE)
-        .ok_or(BundleErrorKind::NoReceipt)?;
-    let envelope_bytes = files.remove(ENVELOPE_FILE);
-    let provenance_envelope_bytes = files.remove(PROVENANCE_ENVELOPE_FILE);
-    Ok(Bundle {
-        root: label.to_path_buf(),
-        receipt_bytes,
-        envelope_bytes,
-        provenance_envelope_bytes,
-        files,
-        irregular,
-    })
+    if !length.is_multiple_of(TAR_BLOCK) {
+        return Err(BundleErrorKind::Archive(format!(
+            "the tar stream is {length} bytes long, not a whole number of {TAR_BLOCK}-byte blocks"
+        )));
+    }
+    Ok(())
 }
 
 /// A bundle directory, or a bundle archive when `path` is a file.
@@ -198,6 +339,17 @@ mod tests {
     }
 
     fn raw_tar(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
+        gzip(&plain_tar(entries))
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    /// The tar stream of `entries`, with its end-of-archive marker (two zero blocks).
+    fn plain_tar(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
         let mut tar = tar::Builder::new(Vec::new());
         for (name, kind, bytes) in entries {
             let mut header = tar::Header::new_gnu();
@@ -210,10 +362,108 @@ mod tests {
             header.set_cksum();
             tar.append(&header, *bytes).unwrap();
         }
-        let tar = tar.into_inner().unwrap();
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(&tar).unwrap();
-        gz.finish().unwrap()
+        tar.into_inner().unwrap()
+    }
+
+    fn malformed(gz: &[u8]) -> String {
+        match read_archive_from(Path::new("t"), gz) {
+            Err(BundleErrorKind::Archive(what)) => what,
+            other => panic!("not refused as malformed: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_second_gzip_member_or_any_byte_after_the_gzip_stream_is_refused() {
+        let good = write_archive(&sample(), Vec::new()).unwrap();
+        // What `tar xzf` would extract over the first member's file.
+        let replacement = raw_tar(&[("inputs/matrix.json", tar::EntryType::Regular, b"[2]")]);
+        for tail in [replacement.as_slice(), b"garbage", b"\0"] {
+            let mut archive = good.clone();
+            archive.extend_from_slice(tail);
+            assert!(
+                malformed(&archive).starts_with("bytes follow the gzip stream"),
+                "{tail:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_tar_stream_cut_before_its_marker_or_continued_after_it_is_refused() {
+        let entry: &[(&str, tar::EntryType, &[u8])] =
+            &[("receipt.json", tar::EntryType::Regular, b"{}")];
+        let with_marker = plain_tar(entry);
+        let body = &with_marker[..with_marker.len() - 1024];
+        let tar_with = |tail: &[u8]| gzip(&[body, tail].concat());
+        // The writer's form, and tar's own record padding after the marker, are accepted.
+        for zeros in [1024, 10240] {
+            let bundle = read_archive_from(Path::new("t"), tar_with(&vec![0; zeros]).as_slice());
+            assert_eq!(bundle.unwrap().receipt_bytes, b"{}", "{zeros}");
+        }
+        // No marker, or half of one.
+        for zeros in [0, 512] {
+            assert!(
+                malformed(&tar_with(&vec![0; zeros]))
+                    .starts_with("the tar stream does not end with its end-of-archive marker"),
+                "{zeros}"
+            );
+        }
+        // Another entry after the marker (a second archive), or after one zero block.
+        let second = plain_tar(&[("inputs/matrix.json", tar::EntryType::Regular, b"[2]")]);
+        for zeros in [1024, 512] {
+            let tail = [vec![0; zeros], second.clone()].concat();
+            assert!(
+                malformed(&tar_with(&tail)).starts_with("data follows the tar end-of-archive"),
+                "{zeros}"
+            );
+        }
+        // Zeros, but more than a record of them, or not in whole blocks.
+        assert!(malformed(&tar_with(&vec![0; 1024 + 10240 + 512])).starts_with("more than 10240"));
+        assert!(malformed(&tar_with(&vec![0; 1024 + 100])).contains("not a whole number of 512"));
+        // An entry cut short inside its data.
+        let cut = gzip(&with_marker[..512 + 1]);
+        assert_eq!(
+            malformed(&cut),
+            "the tar stream ends inside receipt.json (1 of its 2 bytes)"
+        );
+    }
+
+    #[test]
+    fn a_gzip_member_whose_checksum_does_not_match_is_refused() {
+        let mut archive = write_archive(&sample(), Vec::new()).unwrap();
+        let crc = archive.len() - 8;
+        archive[crc] ^= 1;
+        let error = read_archive_from(Path::new("t"), archive.as_slice()).unwrap_err();
+        assert!(matches!(error, BundleErrorKind::Io(_)), "{error}");
+    }
+
+    #[test]
+    fn a_receipt_given_twice_as_a_directory_or_as_a_link_is_named_as_such() {
+        use tar::EntryType::*;
+        let twice = raw_tar(&[
+            ("receipt.json", Regular, b"{}"),
+            ("receipt.json", Regular, b"{}"),
+        ]);
+        let error = read_archive_from(Path::new("t"), twice.as_slice()).unwrap_err();
+        assert!(matches!(error, BundleErrorKind::ReceiptTwice), "{error}");
+        assert!(error
+            .to_string()
+            .starts_with("receipt.json appears twice in the archive"));
+        for dir in [
+            raw_tar(&[("receipt.json/", Directory, b"")]),
+            raw_tar(&[("receipt.json/x", Regular, b"{}")]),
+        ] {
+            let error = read_archive_from(Path::new("t"), dir.as_slice()).unwrap_err();
+            assert!(
+                matches!(error, BundleErrorKind::ReceiptIsADirectory),
+                "{error}"
+            );
+        }
+        let link = raw_tar(&[("receipt.json", Symlink, b"")]);
+        let error = read_archive_from(Path::new("t"), link.as_slice()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "receipt.json is a symlink, not a regular file"
+        );
     }
 
     #[test]
@@ -268,10 +518,8 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(&tar).unwrap();
         let gz = gz.finish().unwrap();
-        assert!(matches!(
-            read_archive_from(Path::new("t"), gz.as_slice()),
-            Err(BundleErrorKind::FileTooLarge)
-        ));
+        let error = read_archive_from(Path::new("t"), gz.as_slice()).unwrap_err();
+        assert_eq!(error.to_string(), "big is larger than 67108864 bytes");
         // Not gzip at all.
         assert!(read_archive_from(Path::new("t"), &b"not an archive"[..]).is_err());
     }

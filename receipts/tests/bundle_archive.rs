@@ -82,3 +82,89 @@ fn a_symlink_inside_the_archive_fails_files_kinds_and_garbage_is_unreadable() {
     let run = verify_bin(&[garbage.to_str().unwrap()]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
 }
+
+/// The tar stream of `files` without its end-of-archive marker, and the gzip of some bytes.
+fn tar_without_marker(files: &std::collections::BTreeMap<String, Vec<u8>>) -> Vec<u8> {
+    let mut tar = tar::Builder::new(Vec::new());
+    for (path, bytes) in files {
+        let mut h = tar::Header::new_ustar();
+        h.set_size(bytes.len() as u64);
+        h.set_mode(0o644);
+        tar.append_data(&mut h, path, bytes.as_slice()).unwrap();
+    }
+    let mut tar = tar.into_inner().unwrap();
+    tar.truncate(tar.len() - 1024);
+    tar
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn a_second_gzip_member_replacing_a_file_or_bytes_after_the_archive_are_unreadable() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let files = files_of_dir(&bundle).unwrap();
+    let target = "inputs/boundary-policy.json";
+    let replacement = br#"{"replaced": true}"#.to_vec();
+    // The tester's archive: the bundle's tar cut before its marker, then a second gzip member
+    // holding the replacement and the marker. An extractor reading every member sees it.
+    let mut archive = gzip(&tar_without_marker(&files));
+    let second = std::collections::BTreeMap::from([(target.to_string(), replacement.clone())]);
+    archive.extend(gzip(&[tar_without_marker(&second), vec![0; 1024]].concat()));
+    let mut extracted = Vec::new();
+    let mut whole = tar::Archive::new(flate2::read::MultiGzDecoder::new(archive.as_slice()));
+    for entry in whole.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        if entry.path_bytes().as_ref() == target.as_bytes() {
+            extracted.clear();
+            std::io::Read::read_to_end(&mut entry, &mut extracted).unwrap();
+        }
+    }
+    assert_eq!(extracted, replacement);
+    let two = tmp.path().join("two-members.tar.gz");
+    std::fs::write(&two, &archive).unwrap();
+    // A valid archive with garbage after it.
+    let mut garbage = write_archive(&files, Vec::new()).unwrap();
+    garbage.extend_from_slice(b"trailing garbage");
+    let trailing = tmp.path().join("trailing.tar.gz");
+    std::fs::write(&trailing, &garbage).unwrap();
+    for path in [&two, &trailing] {
+        let run = verify_bin(&[path.to_str().unwrap()]);
+        assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains(
+                ": the archive is malformed: bytes follow the gzip stream (another gzip member \
+                 or trailing data)"
+            ),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn an_archive_whose_tar_stream_lacks_its_end_marker_is_unreadable() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let cut = tmp.path().join("cut.tar.gz");
+    std::fs::write(
+        &cut,
+        gzip(&tar_without_marker(&files_of_dir(&bundle).unwrap())),
+    )
+    .unwrap();
+    let run = verify_bin(&[cut.to_str().unwrap(), "--json"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["result"], "unreadable");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("the tar stream does not end with its end-of-archive marker"),
+        "{v}"
+    );
+}

@@ -36,8 +36,84 @@ fn a_symlinked_receipt_makes_the_bundle_unreadable() {
     std::os::unix::fs::symlink(&real, &receipt).unwrap();
     let err = verify_dir(&bundle, &VerifyOptions::default()).unwrap_err();
     assert!(
-        matches!(err.kind, BundleErrorKind::ReceiptNotAFile),
+        matches!(err.kind, BundleErrorKind::ReceiptNotAFile("symlink")),
         "{err}"
+    );
+    assert!(err
+        .to_string()
+        .ends_with("receipt.json is a symlink, not a regular file"));
+}
+
+#[test]
+fn a_receipt_that_is_a_directory_is_named_as_one() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    std::fs::remove_file(bundle.join("receipt.json")).unwrap();
+    std::fs::create_dir(bundle.join("receipt.json")).unwrap();
+    let run = verify_bin(&[bundle.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains(": receipt.json is a directory, not a file\nhint: pass the run's bundle"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_file_over_the_size_bound_is_named_escaped() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    // Sparse: no 64 MiB written.
+    let big =
+        std::fs::File::create(bundle.join("platforms/linux-amd64/evidence/\x1b[31mbig")).unwrap();
+    big.set_len(scopebox_receipts::verify::bundle::MAX_FILE_BYTES + 1)
+        .unwrap();
+    let run = verify_bin(&[bundle.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            ": platforms/linux-amd64/evidence/\\u{1b}[31mbig is larger than 67108864 bytes\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains('\x1b'), "{}", run.stderr);
+}
+
+#[test]
+fn a_file_that_cannot_be_read_is_named() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let rel = "platforms/linux-amd64/outer/execution.json";
+    std::fs::set_permissions(bundle.join(rel), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let verify = env!("CARGO_BIN_EXE_scopebox-verify");
+    // As root, permissions are only enforced without the capabilities that bypass them.
+    let as_root = std::fs::metadata(tmp.path()).unwrap().uid() == 0;
+    let drop_caps = ["--bounding-set=-dac_override,-dac_read_search"];
+    let mut command = if as_root {
+        let usable = std::process::Command::new("setpriv")
+            .args(drop_caps)
+            .arg("true")
+            .status()
+            .is_ok_and(|s| s.success());
+        if !usable {
+            eprintln!("skipping: running as root without setpriv to drop CAP_DAC_OVERRIDE");
+            return;
+        }
+        let mut command = std::process::Command::new("setpriv");
+        command.args(drop_caps).arg(verify);
+        command
+    } else {
+        std::process::Command::new(verify)
+    };
+    let out = command.arg(&bundle).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{rel} cannot be read: Permission denied")),
+        "{stderr}"
     );
 }
 

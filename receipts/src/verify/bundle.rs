@@ -1,12 +1,21 @@
 //! Reading a bundle directory into memory, safely: no symlink is ever followed, every file is
-//! bounded in size, the walk is bounded in depth and count, and names must be UTF-8. The walk
-//! measures first (`lstat`: names, kinds, sizes) and reads only once every bound holds. Anything
-//! that is not a directory or a regular file is recorded (not read) so a check can reject it.
-//! This module reads; it never judges and never writes.
+//! bounded in size, the walk is bounded in depth and count, and names must be UTF-8. Every
+//! entry is reached from its parent's directory descriptor (`openat` with `O_NOFOLLOW`, and
+//! `O_DIRECTORY` for a directory), never by a path, so no component of what is opened can be a
+//! link, even one swapped in while the bundle is read. The walk runs twice: it measures first
+//! (`lstat` of each entry: names, kinds, sizes; no file opened) and reads only once every bound
+//! holds, then reads each regular file once, in the pass that checks its kind again on the
+//! opened descriptor (`fstat`: regular, within its bound; opened `O_NONBLOCK`, so never blocked
+//! on a FIFO). Anything that is not a directory or a regular file is recorded (not opened) so a
+//! check can reject it. This module reads; it never judges and never writes.
 
 use crate::receipt::{ENVELOPE_FILE, RECEIPT_FILE};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
 use std::collections::BTreeMap;
+use std::ffi::CStr;
 use std::io::Read;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// Largest single file the verifier reads.
@@ -37,6 +46,8 @@ pub struct Bundle {
 }
 
 /// The bundle could not be read at all: no verdict is possible. Messages fit "failed to …".
+/// Paths inside a kind are the bundle's own, raw: whoever prints the error escapes them
+/// (`report::render_error`).
 #[derive(Debug, thiserror::Error)]
 #[error("read the bundle {}: {kind}", path.display())]
 pub struct BundleError {
@@ -53,18 +64,39 @@ pub enum BundleErrorKind {
     NotADirectory,
     #[error("it has no receipt.json\nhint: pass the run's bundle directory (the one holding receipt.json)")]
     NoReceipt,
-    #[error("receipt.json is not a regular file")]
-    ReceiptNotAFile,
+    #[error("receipt.json is a directory, not a file\nhint: pass the run's bundle directory (the one holding receipt.json)")]
+    ReceiptIsADirectory,
+    /// What it is instead: "symlink", "fifo", "socket", "device", "hard-link".
+    #[error("receipt.json is a {0}, not a regular file")]
+    ReceiptNotAFile(&'static str),
+    #[error("receipt.json appears twice in the archive (a duplicate entry; which one an extractor keeps is its choice)")]
+    ReceiptTwice,
     #[error("receipt.json does not parse as a version 2 receipt: {0}")]
     Receipt(String),
-    #[error("a file is larger than {MAX_FILE_BYTES} bytes")]
-    FileTooLarge,
+    /// A file of the bundle (its bundle-relative path) is over the bound.
+    #[error("{path} is larger than {limit} bytes")]
+    FileTooLarge { path: String, limit: u64 },
     #[error("the bundle is larger than {MAX_TOTAL_BYTES} bytes")]
     TooLarge,
     #[error("the bundle has more than {MAX_ENTRIES} entries")]
     TooManyEntries,
     #[error("the bundle nests deeper than {MAX_DEPTH} levels")]
     TooDeep,
+    /// An entry of the bundle (its bundle-relative path; empty for the root) could not be
+    /// listed, inspected, opened or read.
+    #[error("{} cannot be read: {error}", if path.is_empty() { "its top directory" } else { path.as_str() })]
+    Entry {
+        path: String,
+        #[source]
+        error: std::io::Error,
+    },
+    /// An entry changed kind between the check of its kind and its opening (or vanished):
+    /// something is changing the bundle while it is verified.
+    #[error("{path} {what} while the bundle was read; verify a bundle nothing else is changing")]
+    Changed { path: String, what: &'static str },
+    /// The bundle archive is not the one format it may have (`bundle_file`).
+    #[error("the archive is malformed: {0}")]
+    Archive(String),
 }
 
 impl BundleError {
@@ -81,19 +113,21 @@ impl BundleError {
     }
 }
 
-/// The first pass: names, kinds and sizes from `lstat` alone, so every bound (entries, depth,
-/// a file's size, the total) is checked before one byte is read.
+/// What a walk found: names, kinds, sizes and, when it read them, the files' bytes.
 #[derive(Debug, Default)]
 pub(crate) struct Measured {
-    /// Every regular file: bundle-relative path ('/'-separated) and where it is.
-    pub files: Vec<(String, PathBuf)>,
+    /// Every regular file: bundle-relative path ('/'-separated) → its bytes when the walk read
+    /// them ([`read_tree`]); empty when it only measured ([`measure`]).
+    pub files: BTreeMap<String, Vec<u8>>,
     /// As `Bundle::irregular`.
     pub irregular: BTreeMap<String, &'static str>,
     /// The regular files' sizes, summed.
     pub total: u64,
+    /// Whether the top directory holds a directory named `receipt.json`.
+    pub receipt_is_dir: bool,
 }
 
-/// The bounds of the first pass: the constants above (smaller in tests).
+/// The bounds of a walk: the constants above (smaller in tests).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Bounds {
     pub entries: usize,
@@ -119,140 +153,300 @@ impl Bundle {
         if !meta.is_dir() {
             return Err(err(BundleErrorKind::NotADirectory));
         }
-        let measured = measure(root, BOUNDS).map_err(err)?;
-        if measured.irregular.contains_key(RECEIPT_FILE) {
-            return Err(err(BundleErrorKind::ReceiptNotAFile));
+        let top = open_root(root).map_err(err)?;
+        // The first pass measures (no file opened) so a bound stops the read before a byte of
+        // a file is read; the second reads what it finds then, checking everything again.
+        walk(top.as_fd(), BOUNDS, false, &mut |_| {}).map_err(err)?;
+        let mut tree = walk(top.as_fd(), BOUNDS, true, &mut |_| {}).map_err(err)?;
+        if let Some(kind) = tree.irregular.get(RECEIPT_FILE) {
+            return Err(err(BundleErrorKind::ReceiptNotAFile(kind)));
         }
-        // The second pass: read what the first admitted (each read bounded again, in case a
-        // file grew since it was measured).
-        let mut files = BTreeMap::new();
-        let mut total = 0u64;
-        for (rel, path) in measured.files {
-            let bytes = read_bounded(&path).map_err(err)?;
-            total += bytes.len() as u64;
-            if total > MAX_TOTAL_BYTES {
-                return Err(err(BundleErrorKind::TooLarge));
-            }
-            files.insert(rel, bytes);
-        }
-        let receipt_bytes = files
-            .remove(RECEIPT_FILE)
-            .ok_or_else(|| err(BundleErrorKind::NoReceipt))?;
-        let envelope_bytes = files.remove(ENVELOPE_FILE);
-        let provenance_envelope_bytes = files.remove(crate::receipt::PROVENANCE_ENVELOPE_FILE);
+        let Some(receipt_bytes) = tree.files.remove(RECEIPT_FILE) else {
+            return Err(err(if tree.receipt_is_dir {
+                BundleErrorKind::ReceiptIsADirectory
+            } else {
+                BundleErrorKind::NoReceipt
+            }));
+        };
+        let envelope_bytes = tree.files.remove(ENVELOPE_FILE);
+        let provenance_envelope_bytes = tree.files.remove(crate::receipt::PROVENANCE_ENVELOPE_FILE);
         Ok(Bundle {
             root: root.to_path_buf(),
             receipt_bytes,
             envelope_bytes,
             provenance_envelope_bytes,
-            files,
-            irregular: measured.irregular,
+            files: tree.files,
+            irregular: tree.irregular,
         })
     }
 }
 
-/// Measures the tree below `root` (`walkdir`, never following a link; the root itself may be
-/// one): every entry is counted as it is listed, so a directory of millions stops the walk at
-/// `bounds.entries` without being held in memory; a directory deeper than `bounds.depth` stops
-/// it too; a file's size and the running total are checked as each file is met. An entry whose
-/// name is not UTF-8 is recorded as irregular and, if a directory, not entered. Entries come in
-/// the order the filesystem lists them: when a bundle breaks several bounds, the first met is
-/// the one named.
+/// The bundle's top directory, followed if it is a link (the one name the user gave).
+fn open_root(root: &Path) -> Result<OwnedFd, BundleErrorKind> {
+    rustix::fs::open(
+        root,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| BundleErrorKind::Io(e.into()))
+}
+
+/// Measures the tree below `root` (the root itself may be a link; nothing below it is
+/// followed) from `lstat` alone, opening directories only: every bound is checked as each
+/// entry is met, so a directory of millions stops the walk at `bounds.entries` without being
+/// held in memory. The files' bytes are left empty.
 pub(crate) fn measure(root: &Path, bounds: Bounds) -> Result<Measured, BundleErrorKind> {
-    let mut measured = Measured::default();
-    let mut entries = 0usize;
-    let mut walk = walkdir::WalkDir::new(root)
-        .min_depth(1)
-        .follow_links(false)
-        .into_iter();
-    while let Some(entry) = walk.next() {
-        let entry = entry.map_err(std::io::Error::from)?;
-        entries += 1;
-        if entries > bounds.entries {
-            return Err(BundleErrorKind::TooManyEntries);
-        }
-        let file_type = entry.file_type();
-        let rel = entry
-            .path()
-            .strip_prefix(root)
-            .expect("walkdir yields paths below its root");
-        let Some(rel) = rel.to_str() else {
-            measured
-                .irregular
-                .insert(rel.to_string_lossy().into_owned(), "non-utf8-name");
-            if file_type.is_dir() {
-                walk.skip_current_dir();
+    let top = open_root(root)?;
+    walk(top.as_fd(), bounds, false, &mut |_| {})
+}
+
+/// Reads the tree below `root` (as [`measure`], and each regular file's bytes, once).
+#[cfg(test)]
+pub(crate) fn read_tree(
+    root: &Path,
+    bounds: Bounds,
+    between: &mut dyn FnMut(&str),
+) -> Result<Measured, BundleErrorKind> {
+    let top = open_root(root)?;
+    walk(top.as_fd(), bounds, true, between)
+}
+
+/// The one walk: each directory listed from its own descriptor, each entry's kind from
+/// `lstat` relative to it (`statat` without following), each directory entered and, when
+/// `read`, each regular file opened relative to it with `O_NOFOLLOW`. Every entry is counted
+/// as it is listed; a directory deeper than `bounds.depth` stops the walk; a file's size and
+/// the running total are checked as each file is met, and again from the opened descriptor
+/// before a byte is read. An entry whose name is not UTF-8 is recorded as irregular and, if a
+/// directory, not entered. Entries come in the order the filesystem lists them: when a bundle
+/// breaks several bounds, the first met is the one named. `between` is called with an entry's
+/// path after its kind is known and before it is opened (the tests change the tree there).
+fn walk(
+    top: BorrowedFd<'_>,
+    bounds: Bounds,
+    read: bool,
+    between: &mut dyn FnMut(&str),
+) -> Result<Measured, BundleErrorKind> {
+    let mut walk = Walk {
+        bounds,
+        read,
+        between,
+        entries: 0,
+        found: Measured::default(),
+    };
+    let top = rustix::fs::openat(
+        top,
+        c".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| entry_error("", e))?;
+    walk.directory(top, "", 0)?;
+    Ok(walk.found)
+}
+
+struct Walk<'a> {
+    bounds: Bounds,
+    read: bool,
+    between: &'a mut dyn FnMut(&str),
+    entries: usize,
+    found: Measured,
+}
+
+impl Walk<'_> {
+    /// The entries of the directory open at `dir`, whose bundle-relative path is `prefix`
+    /// ("" for the top) at `depth` (0 for the top).
+    fn directory(
+        &mut self,
+        dir: OwnedFd,
+        prefix: &str,
+        depth: usize,
+    ) -> Result<(), BundleErrorKind> {
+        let mut listing = rustix::fs::Dir::new(dir).map_err(|e| entry_error(prefix, e))?;
+        while let Some(entry) = listing.read() {
+            let entry = entry.map_err(|e| entry_error(prefix, e))?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
             }
-            continue;
+            self.entries += 1;
+            if self.entries > self.bounds.entries {
+                return Err(BundleErrorKind::TooManyEntries);
+            }
+            let fd = listing.fd().map_err(|e| entry_error(prefix, e))?;
+            self.entry(fd, name, prefix, depth + 1)?;
+        }
+        Ok(())
+    }
+
+    /// One entry, `name` in the directory open at `dir`.
+    fn entry(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        name: &CStr,
+        prefix: &str,
+        depth: usize,
+    ) -> Result<(), BundleErrorKind> {
+        let join = |name: &str| {
+            if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}/{name}")
+            }
         };
-        let rel = rel.to_string();
-        if file_type.is_symlink() {
-            measured.irregular.insert(rel, "symlink");
-        } else if file_type.is_dir() {
-            if entry.depth() > bounds.depth {
-                return Err(BundleErrorKind::TooDeep);
+        let Ok(utf8) = name.to_str() else {
+            // Recorded, and not entered if a directory.
+            let rel = join(&name.to_string_lossy());
+            self.found.irregular.insert(rel, "non-utf8-name");
+            return Ok(());
+        };
+        let rel = join(utf8);
+        let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| open_error(dir, name, &rel, e, "vanished"))?;
+        match FileType::from_raw_mode(stat.st_mode) {
+            FileType::Directory => {
+                if depth > self.bounds.depth {
+                    return Err(BundleErrorKind::TooDeep);
+                }
+                if depth == 1 && utf8 == RECEIPT_FILE {
+                    self.found.receipt_is_dir = true;
+                }
+                (self.between)(&rel);
+                let sub = rustix::fs::openat(
+                    dir,
+                    name,
+                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(|e| open_error(dir, name, &rel, e, "is no longer a directory"))?;
+                self.directory(sub, &rel, depth)
             }
-        } else if file_type.is_file() {
-            let size = entry.metadata().map_err(std::io::Error::from)?.len();
-            if size > bounds.file_bytes {
-                return Err(BundleErrorKind::FileTooLarge);
+            FileType::RegularFile => {
+                let size = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
+                self.count(&rel, size)?;
+                let bytes = if self.read {
+                    (self.between)(&rel);
+                    let bytes = read_file(dir, name, &rel, self.bounds.file_bytes)?;
+                    // Counted again at the size read, in case it changed since it was measured.
+                    self.found.total -= size;
+                    self.count(&rel, bytes.len() as u64)?;
+                    bytes
+                } else {
+                    Vec::new()
+                };
+                self.found.files.insert(rel, bytes);
+                Ok(())
             }
-            measured.total += size;
-            if measured.total > bounds.total_bytes {
-                return Err(BundleErrorKind::TooLarge);
+            other => {
+                self.found.irregular.insert(rel, special_kind(other));
+                Ok(())
             }
-            measured.files.push((rel, entry.into_path()));
-        } else {
-            measured.irregular.insert(rel, special_kind(&file_type));
         }
     }
-    Ok(measured)
-}
 
-#[cfg(unix)]
-fn special_kind(file_type: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if file_type.is_fifo() {
-        "fifo"
-    } else if file_type.is_socket() {
-        "socket"
-    } else {
-        "device"
+    /// A regular file of `size` bytes at `rel`, against the per-file bound and the total.
+    fn count(&mut self, rel: &str, size: u64) -> Result<(), BundleErrorKind> {
+        if size > self.bounds.file_bytes {
+            return Err(BundleErrorKind::FileTooLarge {
+                path: rel.to_string(),
+                limit: self.bounds.file_bytes,
+            });
+        }
+        self.found.total += size;
+        if self.found.total > self.bounds.total_bytes {
+            return Err(BundleErrorKind::TooLarge);
+        }
+        Ok(())
     }
 }
 
-#[cfg(not(unix))]
-fn special_kind(_: &std::fs::FileType) -> &'static str {
-    "special"
+/// What the verifier calls an entry that is neither a directory nor a regular file.
+fn special_kind(kind: FileType) -> &'static str {
+    match kind {
+        FileType::Symlink => "symlink",
+        FileType::Fifo => "fifo",
+        FileType::Socket => "socket",
+        _ => "device",
+    }
 }
 
-/// Read at most `MAX_FILE_BYTES` (+1 to detect more), without following a final symlink that
-/// replaced the file since the directory was listed.
-fn read_bounded(path: &Path) -> Result<Vec<u8>, BundleErrorKind> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // O_NOFOLLOW | O_NONBLOCK: never follow a swapped-in link, never block on a FIFO.
-        options.custom_flags(0o400000 | 0o4000);
+fn entry_error(rel: &str, error: Errno) -> BundleErrorKind {
+    BundleErrorKind::Entry {
+        path: rel.to_string(),
+        error: error.into(),
     }
-    let file = options.open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(BundleErrorKind::Io(std::io::Error::other(
-            "a file changed kind while it was read",
-        )));
+}
+
+/// `name` (at `rel`) in the directory open at `dir` could not be inspected or opened: a link
+/// or another kind where its kind was just checked (`ELOOP`, `ENOTDIR`), or gone, is a bundle
+/// changing under the reader; anything else (no permission) is named with the system's reason.
+fn open_error(
+    dir: BorrowedFd<'_>,
+    name: &CStr,
+    rel: &str,
+    error: Errno,
+    not_kind: &'static str,
+) -> BundleErrorKind {
+    let what = match error {
+        Errno::LOOP | Errno::NOTDIR => {
+            match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(now) if FileType::from_raw_mode(now.st_mode) == FileType::Symlink => {
+                    "became a symlink"
+                }
+                _ => not_kind,
+            }
+        }
+        Errno::NOENT => "vanished",
+        _ => return entry_error(rel, error),
+    };
+    BundleErrorKind::Changed {
+        path: rel.to_string(),
+        what,
     }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(BundleErrorKind::FileTooLarge);
+}
+
+/// Read at most `limit` bytes (+1 to detect more) of `name` in the directory open at `dir`,
+/// never following a link that replaced it since its kind was checked (`O_NOFOLLOW`), never
+/// blocking on a FIFO that did (`O_NONBLOCK`; the opened descriptor must be a regular file).
+fn read_file(
+    dir: BorrowedFd<'_>,
+    name: &CStr,
+    rel: &str,
+    limit: u64,
+) -> Result<Vec<u8>, BundleErrorKind> {
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| open_error(dir, name, rel, e, "is no longer a regular file"))?;
+    let stat = rustix::fs::fstat(&fd).map_err(|e| entry_error(rel, e))?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(BundleErrorKind::Changed {
+            path: rel.to_string(),
+            what: "is no longer a regular file",
+        });
+    }
+    let too_large = || BundleErrorKind::FileTooLarge {
+        path: rel.to_string(),
+        limit,
+    };
+    let size = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
+    if size > limit {
+        return Err(too_large());
     }
     // Sized from the metadata (the `Take` below hides it from `read_to_end`): one allocation,
     // no regrowth copies.
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(BundleErrorKind::FileTooLarge);
+    let mut bytes = Vec::with_capacity(size as usize + 1);
+    std::fs::File::from(fd)
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| BundleErrorKind::Entry {
+            path: rel.to_string(),
+            error,
+        })?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
     }
     Ok(bytes)
 }
@@ -280,9 +474,7 @@ mod tests {
     }
 
     fn listed(measured: &Measured) -> Vec<&str> {
-        let mut files: Vec<&str> = measured.files.iter().map(|(r, _)| r.as_str()).collect();
-        files.sort();
-        files
+        measured.files.keys().map(String::as_str).collect()
     }
 
     #[test]
@@ -314,11 +506,14 @@ mod tests {
     fn a_file_over_its_bound_and_files_over_the_total_stop_the_walk() {
         let at_bounds = tree(&[("a", 10), ("b", 5)]);
         assert_eq!(measure(at_bounds.path(), SMALL).unwrap().total, 15);
-        let big = tree(&[("a", 11)]);
-        assert!(matches!(
-            measure(big.path(), SMALL),
-            Err(BundleErrorKind::FileTooLarge)
-        ));
+        // Named, on either pass.
+        let big = tree(&[("d/big", 11)]);
+        for error in [
+            measure(big.path(), SMALL).unwrap_err(),
+            read_tree(big.path(), SMALL, &mut |_| {}).unwrap_err(),
+        ] {
+            assert_eq!(error.to_string(), "d/big is larger than 10 bytes");
+        }
         let many = tree(&[("a", 10), ("b", 6)]);
         assert!(matches!(
             measure(many.path(), SMALL),
@@ -373,5 +568,150 @@ mod tests {
         let measured = measure(&link, BOUNDS).unwrap();
         assert_eq!(listed(&measured), ["sub/f"]);
         assert!(measured.irregular.is_empty());
+    }
+
+    /// A tree `a/f` ("inside") in a fresh directory, and beside it (same file system) a
+    /// directory `outside/f` ("outside") and a place to move `a` to.
+    struct Race {
+        root: tempfile::TempDir,
+        beside: tempfile::TempDir,
+    }
+
+    impl Race {
+        fn new() -> Race {
+            let root = tree(&[("a/f", 0)]);
+            std::fs::write(root.path().join("a/f"), b"inside").unwrap();
+            let beside = tempfile::tempdir().unwrap();
+            std::fs::create_dir(beside.path().join("outside")).unwrap();
+            std::fs::write(beside.path().join("outside/f"), b"outside").unwrap();
+            Race { root, beside }
+        }
+
+        /// What the tester's `renameat2(RENAME_EXCHANGE)` does: `a` moves away and a link to
+        /// the outside directory takes its name.
+        fn swap_a_for_a_link(&self) {
+            std::fs::rename(self.root.path().join("a"), self.beside.path().join("moved")).unwrap();
+            std::os::unix::fs::symlink(
+                self.beside.path().join("outside"),
+                self.root.path().join("a"),
+            )
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn every_regular_file_is_read_once_with_its_bytes() {
+        let dir = tree(&[("a/b/f", 3), ("g", 2)]);
+        let mut opened = Vec::new();
+        let read = read_tree(dir.path(), BOUNDS, &mut |rel| opened.push(rel.to_string())).unwrap();
+        assert_eq!(
+            read.files,
+            BTreeMap::from([
+                ("a/b/f".to_string(), b"xxx".to_vec()),
+                ("g".to_string(), b"xx".to_vec())
+            ])
+        );
+        assert_eq!(read.total, 5);
+        opened.sort();
+        assert_eq!(opened, ["a", "a/b", "a/b/f", "g"]);
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_link_while_its_files_are_read_is_never_followed() {
+        // The swap comes after `a` was opened and `a/f`'s kind checked, just before `a/f` is
+        // opened: read by path (`<root>/a/f`), that would be the outside file's bytes.
+        let race = Race::new();
+        let read = read_tree(race.root.path(), BOUNDS, &mut |rel| {
+            if rel == "a/f" {
+                race.swap_a_for_a_link();
+                // The race is real: the path now leads outside (O_NOFOLLOW guards only its
+                // last component).
+                let by_path = race.root.path().join("a/f");
+                assert_eq!(std::fs::read(by_path).unwrap(), b"outside");
+            }
+        })
+        .unwrap();
+        assert_eq!(read.files["a/f"], b"inside");
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_link_before_it_is_opened_stops_the_read() {
+        let race = Race::new();
+        let error = read_tree(race.root.path(), BOUNDS, &mut |rel| {
+            if rel == "a" {
+                race.swap_a_for_a_link();
+            }
+        })
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "a became a symlink while the bundle was read; verify a bundle nothing else is changing"
+        );
+    }
+
+    #[test]
+    fn a_file_swapped_for_a_link_or_a_fifo_before_it_is_opened_stops_the_read_without_blocking() {
+        let race = Race::new();
+        let error = read_tree(race.root.path(), BOUNDS, &mut |rel| {
+            if rel == "a/f" {
+                let f = race.root.path().join("a/f");
+                std::fs::remove_file(&f).unwrap();
+                std::os::unix::fs::symlink(race.beside.path().join("outside/f"), &f).unwrap();
+            }
+        })
+        .unwrap_err();
+        assert!(
+            matches!(&error, BundleErrorKind::Changed { path, what: "became a symlink" } if path == "a/f"),
+            "{error}"
+        );
+        let race = Race::new();
+        let error = read_tree(race.root.path(), BOUNDS, &mut |rel| {
+            if rel == "a/f" {
+                let f = race.root.path().join("a/f");
+                std::fs::remove_file(&f).unwrap();
+                rustix::fs::mknodat(
+                    rustix::fs::CWD,
+                    &f,
+                    rustix::fs::FileType::Fifo,
+                    rustix::fs::Mode::from_raw_mode(0o600),
+                    0,
+                )
+                .unwrap();
+            }
+        })
+        .unwrap_err();
+        assert!(
+            matches!(&error, BundleErrorKind::Changed { path, what: "is no longer a regular file" } if path == "a/f"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_file_that_grew_past_its_bound_after_it_was_measured_is_named() {
+        let dir = tree(&[("d/f", 1)]);
+        let error = read_tree(dir.path(), SMALL, &mut |rel| {
+            if rel == "d/f" {
+                std::fs::write(dir.path().join("d/f"), [b'x'; 11]).unwrap();
+            }
+        })
+        .unwrap_err();
+        assert_eq!(error.to_string(), "d/f is larger than 10 bytes");
+    }
+
+    #[test]
+    fn a_receipt_that_is_a_directory_is_said_to_be_one() {
+        let dir = tree(&[("receipt.json/inside", 1)]);
+        let error = Bundle::read(dir.path()).unwrap_err();
+        assert!(
+            matches!(error.kind, BundleErrorKind::ReceiptIsADirectory),
+            "{error}"
+        );
+        assert!(error
+            .to_string()
+            .contains("receipt.json is a directory, not a file"));
+        // Elsewhere, a directory of that name is only a directory.
+        let dir = tree(&[("sub/receipt.json/inside", 1)]);
+        let error = Bundle::read(dir.path()).unwrap_err();
+        assert!(matches!(error.kind, BundleErrorKind::NoReceipt), "{error}");
     }
 }

@@ -171,15 +171,14 @@ pub fn render_text(report: &Report) -> String {
 }
 
 /// A `BundleError` for a terminal: the bundle path and any bundle-derived text (serde's error
-/// on receipt.json quotes its keys and values) escaped, the message's own hint lines kept.
+/// on receipt.json quotes its keys and values, a file's name, the archive reader's errors)
+/// escaped, the message's own hint lines kept (those messages quote nothing of the bundle).
 pub fn render_error(error: &BundleError) -> String {
     let kind = match &error.kind {
-        BundleErrorKind::Receipt(text) => format!(
-            "receipt.json does not parse as a version 2 receipt: {}",
-            escape(text)
-        ),
-        BundleErrorKind::Io(e) => escape(&e.to_string()).into_owned(),
-        other => other.to_string(),
+        hinted @ (BundleErrorKind::NotADirectory
+        | BundleErrorKind::NoReceipt
+        | BundleErrorKind::ReceiptIsADirectory) => hinted.to_string(),
+        other => escape(&other.to_string()).into_owned(),
     };
     format!(
         "error: failed to read the bundle {}: {kind}\n",
