@@ -465,12 +465,13 @@ fn sign(args: SignArgs) -> Result<Outcome, CommandError> {
             }
         }
     }
-    let pem = std::fs::read_to_string(&args.key).map_err(|e| {
-        signing(
-            true,
-            format!("read the key {}: {e}", args.key.display()).into(),
-        )
-    })?;
+    // Bounded, regular files only: never /dev/zero grown into memory, never a FIFO waited on.
+    let pem = scopebox_receipts::input::read_text(
+        &args.key,
+        "the key",
+        scopebox_receipts::input::KEY_LIMIT,
+    )
+    .map_err(|e| signing(true, Box::new(e)))?;
     let envelope = scopebox_receipts::attestation::sign_bundle_with(
         &args.bundle,
         &pem,

@@ -16,6 +16,13 @@
 //! engine did not answer within 120 s", and cleanup is still attempted.
 //!
 //! Nothing else in the crate calls `std::process::exit` or picks a number.
+//!
+//! A `--json` summary that stdout refuses (a full disk; not a closed pipe, which is a reader
+//! that has read enough) is said on stderr, and the exit code stays the command's: it reports
+//! what the command did (a key pair written, a run passed), which the lost line does not undo.
+//!
+//! Library errors of `scopebox-receipts` carry their hint as a last "\nhint: …" line of their
+//! text; it is split off (`split_hint`): causes stay one line each and the hint is the error's.
 
 use crate::boundary::BoundaryError;
 use crate::engine::{EngineError, EngineErrorKind};
@@ -171,8 +178,29 @@ impl CommandError {
                     .into(),
             ),
             CommandError::Native(e) => e.hint(),
-            _ => None,
+            _ => self.embedded_hint(),
         }
+    }
+
+    /// The first "\nhint: …" line in this error's text or its causes' (the signing errors of
+    /// `scopebox-receipts` carry their hints so).
+    fn embedded_hint(&self) -> Option<String> {
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(e) = cause {
+            if let (_, Some(hint)) = split_hint(&e.to_string()) {
+                return Some(hint.to_string());
+            }
+            cause = e.source();
+        }
+        None
+    }
+}
+
+/// An error text without its "\nhint: …" line, and the hint.
+pub fn split_hint(text: &str) -> (&str, Option<&str>) {
+    match text.split_once("\nhint: ") {
+        Some((message, hint)) => (message, Some(hint)),
+        None => (text, None),
     }
 }
 
@@ -194,10 +222,16 @@ static SUMMARY_PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 /// that already answered is never followed by a second object.
 pub fn print_summary(summary: &serde_json::Value) {
     if !SUMMARY_PRINTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
-        // Never a panic: a closed or full stdout loses the line, not the exit code.
+        // Never a panic: a closed or full stdout loses the line, not the exit code; a full
+        // one (anything but a closed pipe) is said on stderr.
         let mut out = std::io::stdout().lock();
-        let _ = std::io::Write::write_all(&mut out, summary_line(summary).as_bytes())
+        let written = std::io::Write::write_all(&mut out, summary_line(summary).as_bytes())
             .and_then(|()| std::io::Write::flush(&mut out));
+        if let Err(e) = written {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                say!("warning: failed to write the JSON summary to stdout: {e}");
+            }
+        }
     }
 }
 
@@ -299,7 +333,7 @@ impl CommandError {
     pub fn message(&self) -> String {
         match self {
             CommandError::Usage(m) => m.clone(),
-            _ => format!("failed to {self}"),
+            _ => format!("failed to {}", split_hint(&self.to_string()).0),
         }
     }
 
@@ -310,7 +344,7 @@ impl CommandError {
         let mut causes: Vec<String> = Vec::new();
         let mut source = std::error::Error::source(self);
         while let Some(s) = source {
-            let text = s.to_string();
+            let text = split_hint(&s.to_string()).0.to_string();
             if !text.is_empty() && !said.contains(&text) {
                 said = text.clone();
                 causes.push(text);
@@ -471,6 +505,29 @@ mod tests {
         assert_eq!(v["error"]["code"], "engine");
         assert_eq!(v["error"]["message"], "failed to inspect image x");
         assert!(v["error"]["hint"].is_null());
+    }
+
+    /// A signing error's "\nhint: …" comes out as the hint, not inside a cause.
+    #[test]
+    fn a_hint_inside_a_library_error_is_the_error_s_hint_not_a_cause() {
+        let e = CommandError::Signing {
+            what: "write a key pair at k".into(),
+            refused: true,
+            source: Box::new(scopebox_receipts::dsse::DsseError::KeyExists {
+                path: "k.pem".into(),
+            }),
+        };
+        assert_eq!(e.causes(), ["create k.pem: it already exists"]);
+        let v = e.to_json();
+        assert_eq!(v["error"]["message"], "failed to write a key pair at k");
+        assert_eq!(
+            v["error"]["hint"],
+            "choose another --out prefix, or remove the old key pair first"
+        );
+        assert_eq!(
+            render(&e),
+            "error: failed to write a key pair at k\n  caused by: create k.pem: it already exists\nhint: choose another --out prefix, or remove the old key pair first"
+        );
     }
 
     #[test]
