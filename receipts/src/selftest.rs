@@ -581,6 +581,30 @@ fn candidate_mutations() -> Vec<Mutation> {
         ),
         // Cases: digest-consistent, only re-judging can catch them.
         m(
+            "junit-restates-falsely",
+            "junit.xml edited to report a passing case as failed (what a CI page shows), its digest updated",
+            true,
+            false,
+            |c| {
+                let id = c.first_case()?;
+                let receipt = c.receipt()?;
+                let platform = receipt["platforms"][0]["platform"]
+                    .as_str()
+                    .ok_or("the receipt names no platform")?
+                    .to_string();
+                let junit = String::from_utf8(c.read(JUNIT_FILE)?).map_err(|e| e.to_string())?;
+                let passing = format!("<testcase name=\"{id}\" classname=\"{platform}.cases\"/>");
+                if !junit.contains(&passing) {
+                    return Err(format!("{JUNIT_FILE} has no passing test case {id}"));
+                }
+                let failing = format!(
+                    "<testcase name=\"{id}\" classname=\"{platform}.cases\"><failure message=\"verdict fail\"/></testcase>"
+                );
+                c.write(JUNIT_FILE, junit.replacen(&passing, &failing, 1).as_bytes())?;
+                c.relist(JUNIT_FILE)
+            },
+        ),
+        m(
             "stdout-rewritten",
             "a case's stdout rewritten to leak a canary, every digest updated",
             true,

@@ -8,7 +8,6 @@
 
 #![allow(dead_code)] // each user (the tests, the benchmark) takes the shapes it needs
 
-use crate::util::copy_tree;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -328,4 +327,19 @@ pub fn raw_controls(bytes: &[u8]) -> Vec<String> {
         }
     }
     found
+}
+
+/// A copy of the directory tree `from` (directories and regular files) at `to`.
+pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }

@@ -370,3 +370,30 @@ fn a_hostile_native_capture_is_rejected_escaped_and_writes_nothing() {
         "{failed:?}"
     );
 }
+
+#[test]
+fn a_junit_report_that_does_not_restate_the_receipt_is_rejected_and_shown_escaped() {
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 2);
+    let junit = bundle.join("junit.xml");
+    let honest = std::fs::read_to_string(&junit).unwrap();
+    // A CI page would show a failure and a test case whose name retitles the terminal; its
+    // digest is updated, so only the restatement check can catch it.
+    let forged = honest.replacen(
+        "<testcase name=\"positive control\" classname=\"linux/amd64.controls\"/>",
+        "<testcase name=\"\u{1b}]0;PWN\u{7}\" classname=\"linux/amd64.controls\"><failure message=\"x\"/></testcase>",
+        1,
+    );
+    assert_ne!(forged, honest);
+    std::fs::write(&junit, &forged).unwrap();
+    crate::util::relist(&bundle, "junit.xml");
+    let out = crate::util::verify_bin(&[bundle.to_str().unwrap()]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("✗ junit.report"), "{}", out.stdout);
+    assert!(
+        raw_controls(out.stdout.as_bytes()).is_empty(),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("\\u{1b}]0;PWN"), "{}", out.stdout);
+}

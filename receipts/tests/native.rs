@@ -9,7 +9,7 @@ use crate::util::{edit_json, relist, tempdir, verify_bin};
 use scopebox_receipts::verify::{verify_dir, VerifyOptions};
 use scopebox_schema::digest::sha256_hex;
 use scopebox_schema::platform::Platform;
-use scopebox_schema::receipt::{Receipt, MATRIX_FILE, RECEIPT_FILE};
+use scopebox_schema::receipt::{Receipt, JUNIT_FILE, MATRIX_FILE, RECEIPT_FILE};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -99,6 +99,38 @@ pub fn write_native_only(dir: &Path) -> std::io::Result<()> {
     let mut files = old.files.clone();
     files.remove(MATRIX_FILE);
     files.insert(boundary_rel.to_string(), sha256_hex(&boundary));
+    // The native run's JUnit report, in the shape `scopebox native` writes it.
+    let section: scopebox_schema::native_receipt::NativeSection = serde_json::from_slice(
+        &std::fs::read(dir.join(scopebox_schema::native_receipt::NATIVE_SECTION_FILE))?,
+    )
+    .map_err(std::io::Error::other)?;
+    let mut junit = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"scopebox native {}\">\n",
+        old.run_id
+    );
+    for run in &section.platforms {
+        let p = run.platform.name();
+        junit.push_str(&format!(
+            "<testsuite name=\"native {p}\"><testcase name=\"native run {p}\" classname=\"{p}\"/>"
+        ));
+        for r in &run.judgement.runs {
+            let outcome = if r.passed {
+                ""
+            } else {
+                "<failure message=\"failed\"/>"
+            };
+            junit.push_str(&format!(
+                "<testcase name=\"{} {}\" classname=\"native.{}\">{outcome}</testcase>",
+                r.scenario,
+                r.mode.as_str(),
+                r.scenario
+            ));
+        }
+        junit.push_str("</testsuite>\n");
+    }
+    junit.push_str("</testsuites>\n");
+    std::fs::write(dir.join(JUNIT_FILE), &junit)?;
+    files.insert(JUNIT_FILE.to_string(), sha256_hex(junit.as_bytes()));
     let receipt = native_only_receipt(
         NativeOnlyRun {
             tool_version: old.tool.version.clone(),

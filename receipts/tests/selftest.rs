@@ -58,7 +58,12 @@ pub fn assert_recomputing_checks_reject(report: &selftest::SelfTestReport) {
             .find(|r| r.class == class)
             .unwrap_or_else(|| panic!("no class {class}"))
             .rejected_by
-            .clone()
+            .iter()
+            // junit.xml restates the receipt: a mutation of what it restates (a control's
+            // records) fails it too, beside the check that recomputes them.
+            .filter(|id| *id != "junit.report")
+            .cloned()
+            .collect::<Vec<_>>()
     };
     for class in [
         "execution-export-before-exit",
@@ -231,7 +236,7 @@ fn a_real_bundle_with_provenance_and_its_signatures_can_be_self_tested() {
     // built its candidate), so a keyed verification requires provenance.dsse.json as well.
     let tmp = tempdir();
     let bundle = tmp.path().join("reference");
-    crate::util::copy_tree(
+    crate::hostile::copy_tree(
         &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/reference-bundle"),
         &bundle,
     )

@@ -690,6 +690,7 @@ pub fn write_bundle_for(
     for b in &mut blobs {
         b.uses.sort();
     }
+    w.put(JUNIT_FILE, junit(&runs, not_covered).as_bytes())?;
     let receipt = Receipt {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
@@ -727,4 +728,60 @@ pub fn write_bundle_for(
     let mut bytes = serde_json::to_vec_pretty(&receipt).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
     std::fs::write(dir.join(RECEIPT_FILE), bytes)
+}
+
+/// The JUnit report the orchestrator writes for these runs (the shape `src/junit.rs` gives it).
+fn junit(runs: &[PlatformRun], not_covered: &[Platform]) -> String {
+    let testcase = |name: &str, classname: &str, ok: bool| {
+        if ok {
+            format!("<testcase name=\"{name}\" classname=\"{classname}\"/>")
+        } else {
+            format!(
+                "<testcase name=\"{name}\" classname=\"{classname}\"><failure message=\"failed\"/></testcase>"
+            )
+        }
+    };
+    let mut suites = String::new();
+    let (mut tests, mut failures) = (0, 0);
+    for run in runs {
+        let p = run.platform.name();
+        let mut cases = vec![
+            testcase(&format!("platform {p}"), p, true),
+            testcase(
+                "positive control",
+                &format!("{p}.controls"),
+                scopebox_schema::judge::positive_control_failures(&run.controls.positive)
+                    .is_empty(),
+            ),
+            testcase(
+                "negative control",
+                &format!("{p}.controls"),
+                scopebox_schema::judge::negative_control_failures(&run.controls.negative)
+                    .is_empty(),
+            ),
+        ];
+        cases.extend(
+            run.cases
+                .iter()
+                .map(|c| testcase(&c.id, &format!("{p}.cases"), c.verdict == "pass")),
+        );
+        let failed = cases.iter().filter(|c| c.contains("<failure")).count();
+        tests += cases.len();
+        failures += failed;
+        suites.push_str(&format!(
+            "<testsuite name=\"{p}\" tests=\"{}\" failures=\"{failed}\">{}</testsuite>\n",
+            cases.len(),
+            cases.concat()
+        ));
+    }
+    for platform in not_covered {
+        let p = platform.name();
+        tests += 1;
+        suites.push_str(&format!(
+            "<testsuite name=\"{p}\" tests=\"1\" skipped=\"1\"><testcase name=\"platform {p}\" classname=\"{p}\"><skipped message=\"not covered\"/></testcase></testsuite>\n"
+        ));
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"scopebox run {RUN_ID}\" tests=\"{tests}\" failures=\"{failures}\">\n{suites}</testsuites>\n"
+    )
 }

@@ -23,6 +23,7 @@ mod controls;
 mod execution;
 mod files;
 mod image;
+mod junit;
 mod native;
 mod platforms;
 pub mod report;
@@ -489,6 +490,8 @@ pub fn verify_loaded(bundle: &Bundle, options: &VerifyOptions) -> Result<Report,
     for platform_checks in per_platform {
         checks.absorb(platform_checks);
     }
+    // After every platform's checks: a platform's whole-run test case passes when they did.
+    junit::check(&ctx, &mut checks);
     if !options.ignore_envelope {
         let verified_so_far = checks.all_ok();
         signature::check(&ctx, options, verified_so_far, &mut checks);

@@ -72,7 +72,7 @@ pub(crate) fn bound_failures(native: &NativeInputs) -> Vec<String> {
 }
 
 /// The id prefix of a native platform's checks: `native-claude-code-linux-amd64/`.
-fn scope(run: &NativePlatformRun) -> String {
+pub(crate) fn scope(run: &NativePlatformRun) -> String {
     format!("native-{}-{}", run.client, run.platform.dir_name())
 }
 
