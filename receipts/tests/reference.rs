@@ -62,6 +62,13 @@ fn the_reference_bundle_is_rejected_under_another_key() {
     ]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(run.stdout.contains("✗ signature.verified"));
+    // The header says a key was given and nothing verified with it (not "no --key").
+    assert!(
+        run.stdout
+            .contains("signer   none: no signature of the envelope verifies with the given key"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

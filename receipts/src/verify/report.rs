@@ -83,7 +83,7 @@ impl JsonReport {
 
 /// What the report is about, first: run, matrix, per platform the candidate and image, what
 /// was not covered, and the signer when a key was checked.
-pub fn render_subject(subject: &super::Subject) -> String {
+pub fn render_subject(subject: &super::Subject, key_given: bool) -> String {
     let mut out = String::new();
     out.push_str(&format!("  run      {}\n", escape(&subject.run_id)));
     out.push_str(&format!(
@@ -106,6 +106,9 @@ pub fn render_subject(subject: &super::Subject) -> String {
     }
     match &subject.signer_key_id {
         Some(k) => out.push_str(&format!("  signer   key id {}\n", escape(k))),
+        None if key_given => out.push_str(
+            "  signer   none: no signature of the envelope verifies with the given key\n",
+        ),
         None => {
             out.push_str("  signer   none: no signature was checked against any key (no --key)\n")
         }
@@ -117,7 +120,9 @@ pub fn render_subject(subject: &super::Subject) -> String {
 pub fn render_text(report: &Report) -> String {
     let mut out = String::new();
     out.push_str(&format!("scopebox-verify {}\n", escape(&report.bundle)));
-    out.push_str(&render_subject(&report.subject));
+    // A key was given when the signature was checked at all (it is "not checked" without one).
+    let key_given = report.checks.iter().any(|c| c.id == "signature.verified");
+    out.push_str(&render_subject(&report.subject, key_given));
     for check in &report.checks {
         let id = escape(&check.id);
         let title = escape(&check.title);
