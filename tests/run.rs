@@ -229,9 +229,10 @@ pub fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bu
     )
     .expect("readable");
     assert!(report.verified, "signed bundle: {:?}", report.failed_ids());
-    // keygen never overwrites.
+    // keygen never overwrites: an existing key pair is refused input (exit 2).
     let out = scopebox(&["keygen", "--out", prefix.to_str().unwrap()], &[]);
-    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("it already exists"), "{out:?}");
 }
 
 pub fn the_stall_fault_hits_the_deadline_is_killed_exported_and_removed() {
