@@ -734,3 +734,35 @@ fn a_bad_client_value_is_echoed_escaped() {
         assert!(shown.iter().any(|s| r.stderr.contains(s)), "{r}");
     }
 }
+
+#[test]
+fn gemini_skips_the_workspace_file_when_home_is_a_link_to_the_root() {
+    // Gemini CLI compares the realpaths of the workspace and of HOME: a HOME that is a link to
+    // the root is the root, and its settings file is read once, as the user's.
+    let t = Tree::new();
+    t.write(
+        &root(".gemini/settings.json"),
+        r#"{"mcpServers":{"g":{"command":"x"}}}"#,
+    );
+    std::os::unix::fs::symlink(t.root(), t.path("home-link")).unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcpscope"));
+    cmd.args([".", "--client", "gemini-cli", "--json"])
+        .current_dir(t.root())
+        .env_clear()
+        .env("HOME", t.path("home-link"));
+    let j = t.transcript(cmd).json();
+    let scopes: Vec<&str> = j["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["scope"].as_str().unwrap())
+        .collect();
+    assert!(!scopes.contains(&"workspace"), "{scopes:?}");
+    let servers: Vec<(&str, &str)> = j["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["scope"].as_str().unwrap(), s["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(servers, [("user", "g")]);
+}

@@ -18,7 +18,8 @@
 //! session then distrusts the folder, a headless one trusts it, an IDE may
 //! decide). Rule paths are compared lexically, never resolved. The workspace
 //! file is read whatever the answer. Gemini CLI does not read a workspace file
-//! when the root is the home directory; that source is then left out.
+//! when the root is the home directory (their realpaths compared, as Gemini CLI
+//! does); that source is then left out.
 //!
 //! This profile must never run anything, resolve `$VAR` references, read an
 //! extension, or report a field's value or a trust rule's path.
@@ -146,12 +147,13 @@ impl Profile for GeminiCli {
             c,
             0,
         )];
-        // Compared as spelled (HOME is not resolved here).
-        let root_is_home = ctx
-            .host
-            .home
-            .as_deref()
-            .is_some_and(|h| h == ctx.root.canonical || h == ctx.root.explicit);
+        // Gemini CLI compares the realpaths of the two (HOME as spelled where it has none):
+        // a HOME that is a link to the root makes it skip the workspace file too.
+        let root_is_home = ctx.host.home.as_deref().is_some_and(|h| {
+            h == ctx.root.canonical
+                || h == ctx.root.explicit
+                || std::fs::canonicalize(h).is_ok_and(|real| real == ctx.root.canonical)
+        });
         if !root_is_home {
             layers.push(Layer::root(
                 ctx,
