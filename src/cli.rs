@@ -409,12 +409,7 @@ fn keygen(args: KeygenArgs) -> Result<Outcome, CommandError> {
     let paths =
         scopebox_receipts::dsse::write_keypair(&args.out).map_err(|e| CommandError::Signing {
             what: format!("write a key pair at {}", args.out.display()),
-            refused: matches!(&e, scopebox_receipts::dsse::DsseError::KeyExists { .. })
-                || matches!(
-                    &e,
-                    scopebox_receipts::dsse::DsseError::Write { source, .. }
-                        if source.kind() == std::io::ErrorKind::NotFound
-                ),
+            refused: e.is_refusal(),
             source: Box::new(e),
         })?;
     say!(

@@ -77,6 +77,25 @@ pub enum DsseError {
     TooManySignatures { count: usize },
 }
 
+impl DsseError {
+    /// Whether what was given was refused (an existing key pair, a directory that is not there,
+    /// a key that does not parse) rather than a step failing on good input.
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            DsseError::KeyExists { .. } | DsseError::PrivateKeyPem | DsseError::PublicKeyPem => {
+                true
+            }
+            DsseError::Write { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+            DsseError::Random
+            | DsseError::EncodeKey
+            | DsseError::Malformed(_)
+            | DsseError::PayloadType { .. }
+            | DsseError::NoValidSignature
+            | DsseError::TooManySignatures { .. } => false,
+        }
+    }
+}
+
 /// The DSSE pre-authentication encoding:
 /// `"DSSEv1" SP LEN(type) SP type SP LEN(body) SP body`, lengths in bytes, ASCII decimal.
 pub fn pae(payload_type: &str, body: &[u8]) -> Vec<u8> {

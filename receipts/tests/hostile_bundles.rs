@@ -268,14 +268,7 @@ fn the_self_test_refuses_a_fifo_by_its_name_escaped_once_and_copies_nothing() {
     let bundle = tmp.path().join("bundle");
     crate::hostile_copy(&reference(), &bundle);
     let fifo = bundle.join("fifo\x1b[31mred");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
+    crate::util::make_fifo(&fifo);
     // verify_hostile: exit 2, no raw control on either stream, nothing written anywhere.
     let run = verify_hostile(tmp.path(), &["--self-test", bundle.to_str().unwrap()], 2);
     assert!(

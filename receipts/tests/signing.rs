@@ -329,11 +329,7 @@ fn a_fifo_envelope_is_refused_without_blocking() {
     let bundle = specimen(tmp.path(), 1);
     let (private, _) = keypair(tmp.path(), "k");
     let fifo = bundle.join("receipt.dsse.json");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    crate::util::make_fifo(&fifo);
     // Would hang forever if the FIFO were opened for writing with no reader.
     let error = sign_bundle_with(&bundle, &private, SignOptions { force: true }).unwrap_err();
     assert!(matches!(error, SignError::NotAFile("FIFO")), "{error}");

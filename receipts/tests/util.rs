@@ -55,3 +55,15 @@ pub fn relist(bundle: &Path, rel: &str) {
 
 /// A copy of a directory tree (`hostile.rs` owns it: the bench example includes that file alone).
 pub use crate::hostile::copy_tree;
+
+/// A FIFO at `path` (made directly: no `mkfifo` program needed).
+pub fn make_fifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap_or_else(|e| panic!("mkfifo {}: {e}", path.display()));
+}

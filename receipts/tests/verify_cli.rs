@@ -237,11 +237,7 @@ fn json_answers_on_every_exit_path() {
     // --self-test: a FIFO for a bundle, a bundle with duplicate keys, a bundle that does not
     // verify unmutated.
     let fifo = tmp.path().join("fifo");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    crate::util::make_fifo(&fifo);
     json_error(
         &["--self-test", "--json", fifo.to_str().unwrap()],
         2,
@@ -275,11 +271,7 @@ fn key_and_policy_must_be_small_regular_files() {
     let big_policy = tmp.path().join("big.json");
     std::fs::write(&big_policy, vec![b' '; 1024 * 1024 + 1]).unwrap();
     let fifo = tmp.path().join("fifo");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    crate::util::make_fifo(&fifo);
     let f = fifo.to_str().unwrap();
     // The cheap refusals first: were a bound lost, /dev/zero would be read until killed.
     let cases: [(&str, &str, &str); 6] = [
