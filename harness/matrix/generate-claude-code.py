@@ -16,7 +16,7 @@ Source order in the claude-code profile: local, project, user, managed.
 """
 
 import matrixlib
-from matrixlib import (HOME, MIB, ROOT, SENTINEL, absent, canary, d, eq, fill, fifo, js, length, raw, sentinel_link,
+from matrixlib import (refused, HOME, MIB, ROOT, SENTINEL, absent, canary, d, eq, fill, fifo, js, length, raw, sentinel_link,
                        sentinel_links, symlink, text)
 
 CLAUDE_JSON = HOME + "/.claude.json"
@@ -612,12 +612,15 @@ launch_case("launch-settings-fifo-no-hang", "<root>/.claude/settings.json is a F
 
 # ---- roots ----
 
-case("root-empty-string", "an empty root argument is refused (exit 1), nothing on stdout",
-     ["", "--json"], full_fixture(), 1, stdout_empty=True, stderr_contains=["the root argument is empty"])
+case("root-empty-string", "an empty root argument is refused (exit 1); --json answers with the refusal",
+     ["", "--json"], full_fixture(), 1, refused("invalid-root", "empty", ""),
+     stderr_contains=["the root argument is empty"])
 case("root-missing-path", "a root that does not exist is refused (exit 1)",
-     ["/work/nope", "--json"], full_fixture(), 1, stdout_empty=True, stderr_contains=["root does not exist"])
+     ["/work/nope", "--json"], full_fixture(), 1, refused("invalid-root", "not-found", "/work/nope"),
+     stderr_contains=["root does not exist"])
 case("root-is-a-file", "a root that is a file is refused (exit 1)",
-     [PROJECT_JSON, "--json"], full_fixture(), 1, stdout_empty=True, stderr_contains=["root is not a directory"])
+     [PROJECT_JSON, "--json"], full_fixture(), 1, refused("invalid-root", "not-directory", PROJECT_JSON),
+     stderr_contains=["root is not a directory"])
 case("root-dot-with-cwd", ". selects the current directory",
      [".", "--json"], full_fixture(), 0,
      full_facts() + [eq("/root/requested", "."), eq("/root/explicit", ROOT), eq("/root/canonical", ROOT)], cwd=ROOT)
@@ -628,10 +631,10 @@ case("root-relative-with-cwd", "a relative root is resolved against the current 
 # ---- usage errors ----
 
 case("client-unknown", "an unknown client is a usage error (exit 2) before anything is read",
-     [ROOT, "--client", "kursor", "--json"], full_fixture(), 2, stdout_empty=True, stderr_contains=["kursor", "cursor"])
-case("flag-unknown", "an unknown flag is a usage error (exit 2)",
+     [ROOT, "--client", "kursor", "--json"], full_fixture(), 2, refused("usage"), stderr_contains=["kursor", "cursor"])
+case("flag-unknown", "an unknown flag is a usage error (exit 2); without --json nothing on stdout",
      [ROOT, "--frobnicate"], full_fixture(), 2, stdout_empty=True)
 case("root-argument-missing", "no root argument is a usage error (exit 2)",
-     ["--json"], full_fixture(), 2, stdout_empty=True)
+     ["--json"], full_fixture(), 2, refused("usage"))
 
 matrixlib.write("claude-code")

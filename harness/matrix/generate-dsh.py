@@ -25,7 +25,7 @@ value, ${VAR} names, YAML outside the block) carries a registered canary.
 import json
 
 import matrixlib
-from matrixlib import (HOME, MIB, ROOT, SENTINEL, canary, d, eq, fill, fifo, incomplete_kwargs, js, length, raw,
+from matrixlib import (refused, HOME, MIB, ROOT, SENTINEL, canary, d, eq, fill, fifo, incomplete_kwargs, js, length, raw,
                        sentinel_link, sentinel_links, symlink, text)
 
 BEGIN = "# >>> dsh-project-mcp-manager:mcp:begin"
@@ -572,11 +572,11 @@ case("home-empty", "HOME set to the empty string: user layers unreadable (home-n
 for bad_name in ["..", "a/b", ".hidden", ""]:
     case("profile-name-refused-%s" % (bad_name.replace("/", "slash").replace(".", "dot") or "empty"),
          "--dsh-profile %r is refused (exit 2) before anything is read" % bad_name,
-         J + ["--dsh-profile", bad_name], full_fixture(LAYERS), 2, stdout_empty=True, stderr_contains=["--dsh-profile"])
+         J + ["--dsh-profile", bad_name], full_fixture(LAYERS), 2, refused("usage"), stderr_contains=["--dsh-profile"])
 case("profile-needs-client-dsh", "--dsh-profile with the default client is a usage error (exit 2)",
-     [ROOT, "--json", "--dsh-profile", "web"], full_fixture(LAYERS), 2, stdout_empty=True, stderr_contains=["--client dsh"])
+     [ROOT, "--json", "--dsh-profile", "web"], full_fixture(LAYERS), 2, refused("usage"), stderr_contains=["--client dsh"])
 case("root-missing", "a root that does not exist is refused (exit 1)", ["/work/nope", "--json"] + DSH, full_fixture(), 1,
-     stdout_empty=True, stderr_contains=["root does not exist"])
+     refused("invalid-root", "not-found", "/work/nope"), stderr_contains=["root does not exist"])
 case("root-dot-with-cwd", ". selects the current directory", [".", "--json"] + DSH, full_fixture(), 0,
      head(True) + [eq("/root/requested", "."), eq("/root/canonical", ROOT), eq("/sources/0/path", PATHS["dsh-project"])]
      + rows(NO_PROFILE), cwd=ROOT)

@@ -21,7 +21,7 @@ in inventory/VSCODE.md.
 """
 
 import matrixlib
-from matrixlib import (HOME, MIB, ROOT, SENTINEL, absent, canary, d, eq, fill, fifo, js, length, raw, sentinel_link,
+from matrixlib import (refused, HOME, MIB, ROOT, SENTINEL, absent, canary, d, eq, fill, fifo, js, length, raw, sentinel_link,
                        sentinel_links, symlink, text)
 
 VSCODE_PROJECT = ROOT + "/.vscode/mcp.json"
@@ -423,8 +423,9 @@ case("claude-strict-on-jsonc-project-file",
 # ---- usage and roots ----
 
 case("root-empty-string", "an empty root argument is refused (exit 1) for this profile too",
-     ["", "--client", "vscode", "--json"], full_fixture(), 1, stdout_empty=True, stderr_contains=["the root argument is empty"])
+     ["", "--client", "vscode", "--json"], full_fixture(), 1, refused("invalid-root", "empty", ""),
+     stderr_contains=["the root argument is empty"])
 case("client-misspelled", "client ids are exact: VSCode is a usage error (exit 2) before anything is read",
-     [ROOT, "--client", "VSCode", "--json"], full_fixture(), 2, stdout_empty=True, stderr_contains=["VSCode"])
+     [ROOT, "--client", "VSCode", "--json"], full_fixture(), 2, refused("usage"), stderr_contains=["VSCode"])
 
 matrixlib.write("vscode")

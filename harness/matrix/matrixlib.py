@@ -104,6 +104,15 @@ def head(client, complete):
             eq("/inventoryComplete", complete)]
 
 
+def refused(code, reason=None, root=None):
+    """The document `--json` prints for a refused invocation: a usage error or an invalid root."""
+    facts = [eq("/schemaVersion", 1), eq("/tool/name", "mcpscope"), eq("/error/code", code),
+             eq("/error/reason", reason), absent("/inventoryComplete")]
+    if root is not None:
+        facts.append(eq("/error/root", root))
+    return facts
+
+
 def incomplete_kwargs(exit_code):
     """What stderr shows: exit 1 announces an incomplete inventory, exit 0 is silent."""
     return {"stderr_contains": ["inventory incomplete"]} if exit_code == 1 else {"stderr_empty": True}

@@ -8,7 +8,8 @@
 //! - [`instructions`]: instruction-file metadata probing;
 //! - [`profile`]: one module per client (`--client`);
 //! - [`root`], [`host`]: root selection and the injected host environment;
-//! - [`render_human`]: the terminal report and sanitization; [`cli`]: flags.
+//! - [`render_human`]: the terminal report and sanitization; [`cli`]: flags;
+//! - [`refusal`]: what `--json` prints when nothing could be inventoried.
 //!
 //! [`run`] is the whole program minus process I/O: it never prints, exits,
 //! executes or writes. [`Status::exit_code`] is the one place exit codes are
@@ -24,6 +25,7 @@ pub mod json_out;
 pub mod model;
 pub mod profile;
 pub mod read;
+pub mod refusal;
 pub mod render_human;
 pub mod root;
 pub mod shape;
@@ -117,6 +119,9 @@ pub fn run_to(req: &Request, host: &Host, stdout: &mut dyn std::io::Write) -> (S
     let root = match root::select(&req.root, host.cwd.as_deref()) {
         Ok(r) => r,
         Err(e) => {
+            if req.format == Format::Json {
+                let _ = refusal::Refusal::invalid_root(e, &req.root).write_to(stdout);
+            }
             let shown = req.root.to_string_lossy();
             let msg = format!("mcpscope: error: {}\n", e.message(&sanitize(&shown)));
             return (Status::InvalidRoot, msg);

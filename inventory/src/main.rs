@@ -23,6 +23,11 @@ fn main() -> ExitCode {
             // offending argument: every line is escaped for the terminal.
             let text = e.render().to_string();
             let status = if e.use_stderr() {
+                // `--json` answers here too: the refusal's document on stdout.
+                if mcpscope::refusal::asks_for_json(std::env::args_os().skip(1)) {
+                    let _ = mcpscope::refusal::Refusal::usage(&text)
+                        .write_to(&mut std::io::stdout().lock());
+                }
                 let _ = std::io::stderr()
                     .lock()
                     .write_all(mcpscope::cli::escape_lines(&text).as_bytes());

@@ -68,7 +68,7 @@ pub struct FailOnReport {
     pub undecided: Vec<&'static str>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Tool {
     pub name: &'static str,
     pub version: &'static str,

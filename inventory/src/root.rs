@@ -32,6 +32,18 @@ pub enum RootError {
 }
 
 impl RootError {
+    /// The closed code `--json` gives it (`refusal::Refused::reason`).
+    pub fn code(self) -> &'static str {
+        match self {
+            RootError::Empty => "empty",
+            RootError::CwdUnavailable => "cwd-unavailable",
+            RootError::NotFound => "not-found",
+            RootError::NotDirectory => "not-directory",
+            RootError::PermissionDenied => "permission-denied",
+            RootError::Io => "io-error",
+        }
+    }
+
     /// A lowercase message; `shown` is the already-sanitized argument.
     pub fn message(self, shown: &str) -> String {
         match self {

@@ -57,6 +57,40 @@ fn usage_errors_exit_2_with_nothing_on_stdout() {
     snapshot!("unknown_flag", t.run(&[".", "--frobnicate"]));
     let r = t.run(&[".", "extra"]);
     assert_eq!((r.code, r.stdout.as_str()), (2, ""));
+    // `--json` after `--` is a second root, not the flag.
+    let r = t.run(&[".", "--", "--json"]);
+    assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{r}");
+}
+
+#[test]
+fn usage_errors_with_json_answer_with_the_refusal_document() {
+    let t = Tree::new();
+    for args in [
+        &["--json"][..],
+        &[".", "--json", "--frobnicate"][..],
+        &["--json", ".", "--client", "kursor"][..],
+        &[".", "--json", "--dsh-profile", "web"][..],
+        &[".", "--json", "--fail-on", "sometimes"][..],
+    ] {
+        let r = t.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {r}");
+        let j = r.json();
+        assert_eq!(j["schemaVersion"], 1, "{r}");
+        assert_eq!(j["error"]["code"], "usage", "{r}");
+        assert!(j["error"]["reason"].is_null() && j["error"]["root"].is_null());
+        // The document says what stderr says: clap's first line, without its prefix.
+        let first = r.stderr.lines().next().unwrap();
+        let message = j["error"]["message"].as_str().unwrap();
+        assert_eq!(message.lines().next(), first.strip_prefix("error: "), "{r}");
+    }
+    // An argument echoed back with a terminal escape stays escaped on the wire.
+    let r = t.run(&[".", "--json", "--client", "cur\u{1b}[2Jsor"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(!r.stdout.contains('\u{1b}'), "{r}");
+    assert!(r.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("cur\u{1b}[2Jsor"));
 }
 
 #[test]
@@ -79,9 +113,35 @@ fn invalid_roots_are_refused_with_exit_1() {
     snapshot!("empty_root", t.run(&[""]));
     snapshot!("missing_root", t.run(&["no/such/dir"]));
     snapshot!("file_root", t.run_in(&t.base, &["a-file"]));
-    // JSON mode prints no document for an invalid root.
-    let r = t.run(&["", "--json"]);
-    assert_eq!((r.code, r.stdout.as_str()), (1, ""));
+    // Without --json nothing is printed on stdout; with it, the refusal's document, and
+    // stderr says the same as without.
+    for (args, reason, message) in [
+        (&["", "--json"][..], "empty", "the root argument is empty"),
+        (
+            &["no/such/dir", "--json"][..],
+            "not-found",
+            "root does not exist: no/such/dir",
+        ),
+        (
+            &["a-file", "--json"][..],
+            "not-directory",
+            "root is not a directory: a-file",
+        ),
+    ] {
+        let r = t.run_in(&t.base, args);
+        assert_eq!(r.code, 1, "{r}");
+        let plain = t.run_in(&t.base, &args[..1]);
+        assert_eq!((plain.code, plain.stdout.as_str()), (1, ""), "{plain}");
+        assert_eq!(r.stderr, plain.stderr);
+        let j = r.json(); // the whole of stdout parses
+        assert_eq!(j["schemaVersion"], 1, "{r}");
+        assert_eq!(j["tool"]["name"], "mcpscope");
+        assert_eq!(j["error"]["code"], "invalid-root");
+        assert_eq!(j["error"]["reason"], reason);
+        assert_eq!(j["error"]["root"], args[0]);
+        assert_eq!(j["error"]["message"], message);
+        assert!(j.get("inventoryComplete").is_none(), "{r}");
+    }
     // A dangling symlink as root is "does not exist".
     t.symlink("nowhere", "dangling");
     assert_eq!(t.run_in(&t.base, &["dangling"]).code, 1);
