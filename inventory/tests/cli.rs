@@ -83,14 +83,15 @@ fn usage_errors_with_json_answer_with_the_refusal_document() {
         let message = j["error"]["message"].as_str().unwrap();
         assert_eq!(message.lines().next(), first.strip_prefix("error: "), "{r}");
     }
-    // An argument echoed back with a terminal escape stays escaped on the wire.
+    // An argument echoed back with a terminal escape never reaches stdout raw. (Whether clap
+    // keeps the escape in its text at all depends on its features: with `color`, unified in by
+    // the workspace's other crates, its rendering strips it; the shipped static build keeps it,
+    // and then the document carries it as a `\u001b` escape.)
     let r = t.run(&[".", "--json", "--client", "cur\u{1b}[2Jsor"]);
     assert_eq!(r.code, 2, "{r}");
     assert!(!r.stdout.contains('\u{1b}'), "{r}");
-    assert!(r.json()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("cur\u{1b}[2Jsor"));
+    let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("for '--client <CLIENT>'"), "{message}");
 }
 
 #[test]
