@@ -13,8 +13,9 @@
 //! `incomplete` outranks the others: a partial answer exits 1 even when a
 //! `3` condition also holds. The three server conditions fail closed: one that
 //! does not hold but depends on a source that could not be read (neither
-//! present nor missing — for `project-server` a source below the root, for the
-//! other two any source) is *undecided*, since that file may declare exactly
+//! present nor missing, which includes a source the document's row bound
+//! withheld — for `project-server` a source below the root, for the other two
+//! any source) is *undecided*, since that file may declare exactly
 //! what it looks for (a client that accepts what mcpscope refuses, such as
 //! duplicate keys, would load it), and an undecided condition exits 1 like
 //! `incomplete`. This module only reads the document.

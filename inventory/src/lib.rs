@@ -9,12 +9,14 @@
 //! - [`profile`]: one module per client (`--client`);
 //! - [`root`], [`host`]: root selection and the injected host environment;
 //! - [`render_human`]: the terminal report and sanitization; [`cli`]: flags;
-//! - [`refusal`]: what `--json` prints when nothing could be inventoried.
+//! - [`refusal`]: what `--json` prints when nothing could be inventoried;
+//! - [`bound`]: the document's bound on server rows (`too-many-servers`).
 //!
 //! [`run`] is the whole program minus process I/O: it never prints, exits,
 //! executes or writes. [`Status::exit_code`] is the one place exit codes are
 //! decided; [`gate`] decides which conditions (`--fail-on`) set them.
 
+pub mod bound;
 pub mod classify;
 pub mod cli;
 pub mod gate;
@@ -221,13 +223,20 @@ pub fn document_with(
         host,
         dsh_profile,
     };
-    let (inv, clients) = match client {
-        Client::One(p) => (p.inventory(&ctx), None),
+    // The one place the document's row bound is applied, each profile's
+    // inventory in document order (readers build no rows past it either).
+    let mut admission = bound::Admission::new();
+    let (inv, clients) = bound::guarded(|| match client {
+        Client::One(p) => {
+            let mut inv = p.inventory(&ctx);
+            admission.admit(&mut inv);
+            (inv, None)
+        }
         Client::All => {
-            let (inv, summaries) = every_profile(&ctx);
+            let (inv, summaries) = every_profile(&ctx, &mut admission);
             (inv, Some(summaries))
         }
-    };
+    });
     Document {
         schema_version: SCHEMA_VERSION,
         tool: Tool::this(),
@@ -245,8 +254,12 @@ pub fn document_with(
 
 /// `--client all`: every profile in registry order, each row tagged with its
 /// profile; coverage is the union of every profile's (first-seen order), and
-/// each profile's own is in its summary.
-fn every_profile(ctx: &profile::Context) -> (profile::Inventory, Vec<model::ClientSummary>) {
+/// each profile's own is in its summary. The row bound is applied to each
+/// profile before its summary is taken, so the summaries count what is listed.
+fn every_profile(
+    ctx: &profile::Context,
+    admission: &mut bound::Admission,
+) -> (profile::Inventory, Vec<model::ClientSummary>) {
     let mut all = profile::Inventory {
         sources: Vec::new(),
         servers: Vec::new(),
@@ -260,6 +273,7 @@ fn every_profile(ctx: &profile::Context) -> (profile::Inventory, Vec<model::Clie
     for &p in profile::REGISTRY.iter() {
         let id = p.id();
         let mut inv = p.inventory(ctx);
+        admission.admit(&mut inv);
         summaries.push(model::ClientSummary {
             client: id,
             title: p.title(),

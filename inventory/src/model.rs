@@ -190,6 +190,11 @@ pub enum Reason {
     InvalidTrustLevel,
     /// continue: more directory entries than the listing bound.
     TooManyEntries,
+    // --- the document (bound.rs) ---
+    /// Listing this source's rows would take the document past its bound on
+    /// server rows (or on the bytes of their names), or an earlier source's
+    /// did: none of its rows are listed.
+    TooManyServers,
 }
 
 impl Reason {
@@ -227,6 +232,7 @@ impl Reason {
             Reason::UnsupportedMergeKey => "unsupported-merge-key",
             Reason::InvalidTrustLevel => "invalid-trust-level",
             Reason::TooManyEntries => "too-many-entries",
+            Reason::TooManyServers => "too-many-servers",
         }
     }
 }
@@ -427,6 +433,13 @@ pub trait ServerExtension: erased_serde::Serialize + Debug + Send + Sync {
     /// from a file must pass through `render_human::sanitize`.
     fn report(&self, server: &Server, out: &mut String) {
         let _ = (server, out);
+    }
+
+    /// Bytes of another row's name this row repeats (dsh: `shadowedBy.name`):
+    /// the document's bound on name bytes (`bound.rs`) counts them, since one
+    /// long name can be repeated by every row.
+    fn repeated_name_bytes(&self) -> usize {
+        0
     }
 
     /// For profiles that read their own extension back (tests, annotation).

@@ -206,6 +206,7 @@ fn write_section(
         if rows.is_empty() {
             let why = match s.state {
                 FileState::Present => "(none)".to_owned(),
+                _ if crate::bound::is_withheld(s) => withheld_note(),
                 other => format!("(none observed: source {})", other.as_str()),
             };
             writeln!(o, "    {why}")?;
@@ -220,6 +221,29 @@ fn write_section(
 
     writeln!(o)?;
     write_instructions(o, instructions)
+}
+
+/// Why a source withheld by the document's bound lists no row.
+fn withheld_note() -> String {
+    format!(
+        "(not listed: too many servers for one document: its bound of {} server rows \
+         and {} MiB of names was reached at or before this source)",
+        grouped(crate::bound::MAX_SERVER_ROWS),
+        crate::bound::MAX_NAME_BYTES >> 20
+    )
+}
+
+/// `n` with a comma between groups of three digits.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
 
 fn state_label(state: FileState, reason: Option<crate::model::Reason>) -> String {
@@ -461,7 +485,8 @@ const LEGEND: [(&str, &str); 26] = [
     ),
     (
         "too-large",
-        "over the 1 MiB read limit (or too many directory entries)",
+        "over the 1 MiB read limit, too many directory entries, or too many servers for one \
+         document (too-many-servers): nothing in it is listed",
     ),
     (
         "unreadable",
@@ -645,6 +670,12 @@ mod tests {
         push_count(&mut o, ",", 1234567, "arg", "args");
         push_count(&mut o, ",", usize::MAX, "x", "xs");
         assert_eq!(o, format!("0 args,1 arg,1234567 args,{} xs", usize::MAX));
+    }
+
+    #[test]
+    fn grouped_digits() {
+        let got: Vec<String> = [0, 999, 1000, 50_000, 1_234_567].map(grouped).to_vec();
+        assert_eq!(got, ["0", "999", "1,000", "50,000", "1,234,567"]);
     }
 
     #[test]

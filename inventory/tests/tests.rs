@@ -13,6 +13,7 @@ mod instructions; // instruction candidates at every level, metadata only
 mod launch; // Claude Code approval and launch prediction beyond the native matrix
 mod native; // the differential judge against the native Claude Code observations
 mod registry; // registry ids vs harness/matrix/shipped.json, candidates documented per OS
+mod row_bound; // the document's bound on server rows: whole sources withheld, exit 1
 mod safety; // canaries, sentinel, no writes, terminal sanitization
 mod states; // every file state and every bad input, through the binary
 mod vscode; // --client vscode: origins × states, JSONC, bare map/wrapper/mixed, sameNameIn, contract

@@ -36,6 +36,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -134,8 +135,14 @@ pub struct ShadowedBy {
     pub scope: &'static str,
     /// `name`, `normalized-name` or `identity`.
     pub key: &'static str,
-    /// dsh: the winning row's name, as declared (an addition to the contract).
-    pub name: String,
+    /// dsh: the winning row's name, as declared (an addition to the contract),
+    /// held once for every row it shadows.
+    #[serde(serialize_with = "shared_name")]
+    pub name: Arc<str>,
+}
+
+fn shared_name<S: serde::Serializer>(name: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(name)
 }
 
 /// dsh row fields, serialized after `guardForm`: `shadowedBy`, then the
@@ -212,6 +219,10 @@ impl ServerExtension for DshRow {
                 "${VAR} references"
             )
         );
+    }
+
+    fn repeated_name_bytes(&self) -> usize {
+        self.shadowed_by.as_ref().map_or(0, |by| by.name.len())
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -388,6 +399,11 @@ fn read_layer(l: &Layer, fold_case: bool) -> (Source, Vec<LayerRow>) {
     });
     match result {
         Ok(rows) => {
+            let name_bytes = rows.iter().map(|(row, _, _)| row.name.len()).sum();
+            if !crate::bound::may_build(rows.len(), name_bytes) {
+                crate::bound::withhold(&mut source);
+                return (source, Vec::new());
+            }
             source.state = FileState::Present;
             source.server_count = rows.len();
             (source, rows)
@@ -558,10 +574,17 @@ fn shadow_chain(placed: Vec<Placed>) -> Vec<Server> {
         .collect();
     let project_merge = merge(&placed, &norms, |_| true);
     let user_merge = merge(&placed, &norms, |p| !p.project);
+    // A winner's name is shared, not copied, by the rows it shadows: one long
+    // name may shadow tens of thousands of rows (the document's bound counts
+    // each repeat: `repeated_name_bytes`).
+    let names: Vec<Arc<str>> = placed
+        .iter()
+        .map(|p| Arc::from(p.row.name.as_str()))
+        .collect();
     let by = |w: usize, key: &'static str| ShadowedBy {
         scope: placed[w].scope,
         key,
-        name: placed[w].row.name.clone(),
+        name: Arc::clone(&names[w]),
     };
     let decided: Vec<(Option<ShadowedBy>, Vec<&'static str>, bool)> = placed
         .iter()

@@ -357,8 +357,9 @@ pub fn read_with(
     (source, rows)
 }
 
-/// The rows of a parsed file: fills `source` (present, count, or the
-/// container's malformed state).
+/// The rows of a parsed file: fills `source` (present, count, the
+/// container's malformed state, or withheld past the document's bound:
+/// `bound::may_build`).
 pub fn rows_of(
     source: &mut Source,
     top: &Value,
@@ -425,6 +426,12 @@ pub fn rows_of(
             }
         },
     };
+    // Rows the document's bound would withhold are never built.
+    let name_bytes = entries.iter().map(|(name, _)| name.len()).sum();
+    if !crate::bound::may_build(entries.len(), name_bytes) {
+        crate::bound::withhold(source);
+        return Vec::new();
+    }
     let mut sorted = entries;
     // Stable: entries of one list with the same name keep document order.
     sorted.sort_by(|a, b| a.0.cmp(b.0));

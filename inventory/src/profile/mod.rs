@@ -340,7 +340,8 @@ pub fn server_rows(
         .collect()
 }
 
-/// Fill a source from a container lookup and return its rows.
+/// Fill a source from a container lookup and return its rows (none, and the
+/// source withheld, past the document's bound: `bound::may_build`).
 pub fn fill_source(
     source: &mut Source,
     container: Result<Option<&Object<'_>>, Unavailable>,
@@ -351,6 +352,12 @@ pub fn fill_source(
     match container {
         Ok(None) => Vec::new(),
         Ok(Some(entries)) => {
+            // Rows the document's bound would withhold are never built.
+            let name_bytes = entries.iter().map(|(name, _)| name.len()).sum();
+            if !crate::bound::may_build(entries.len(), name_bytes) {
+                crate::bound::withhold(source);
+                return Vec::new();
+            }
             let rows = server_rows(source.scope, &source.path, entries, shape_of);
             source.server_count = rows.len();
             rows
