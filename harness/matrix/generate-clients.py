@@ -688,6 +688,13 @@ case("fail-on-project-server-fails-closed", "cursor",
                     '{"mcpServers":{"x":{"command":"' + SENTINEL + '"}},"mcpServers":{"x":{"command":"' + SENTINEL + '"}}}')], 1,
      [eq("/failOn/met", []), eq("/failOn/undecided", ["project-server"])],
      stderr_contains=["--fail-on cannot rule out: project-server (1 source could not be inventoried)"])
+case("fail-on-project-server-ancestor-level", "codex",
+     "--fail-on project-server: a root below the repository's top still counts the servers Codex reads from the levels above it (up to the nearest .git): exit 3",
+     args(BY_ID["codex"]) + ["--fail-on", "project-server"],
+     [d(ROOT), d("/work/.git"), text("/work/.codex/config.toml", toml_doc(codex_servers("cxa")))], 3,
+     [eq("/sources/2/scope", "ancestor"), eq("/sources/2/path", "/work/.codex/config.toml"),
+      eq("/failOn/met", ["project-server"])],
+     stderr_contains=["--fail-on met: project-server"])
 case("fail-on-unknown-condition", "cursor", "an unknown --fail-on value is a usage error before anything is read",
      ["/work/missing", "--fail-on", "sometimes"], [d(ROOT)], 2, stdout_empty=True, stderr_contains=["invalid value 'sometimes'"])
 case("client-value-escaped", "cursor", "clap's echo of a bad --client value is escaped for the terminal (no raw ESC)",

@@ -7,18 +7,24 @@
 //! | `incomplete`     | a fixed source is neither present nor missing                 | 1    |
 //! | `invalid-entry`  | a declaration's shape is invalid                              | 3    |
 //! | `any-server`     | any server is declared in any source                          | 3    |
-//! | `project-server` | a server is declared in a file below the selected root        | 3    |
+//! | `project-server` | a server is declared in the project (below)                   | 3    |
 //! | `none`           | never (report only; an invalid root still exits 1)            | —    |
 //!
 //! `incomplete` outranks the others: a partial answer exits 1 even when a
 //! `3` condition also holds. The three server conditions fail closed: one that
 //! does not hold but depends on a source that could not be read (neither
 //! present nor missing, which includes a source the document's row bound
-//! withheld — for `project-server` a source below the root, for the other two
+//! withheld — for `project-server` a source of the project, for the other two
 //! any source) is *undecided*, since that file may declare exactly
 //! what it looks for (a client that accepts what mcpscope refuses, such as
 //! duplicate keys, would load it), and an undecided condition exits 1 like
-//! `incomplete`. This module only reads the document.
+//! `incomplete`.
+//!
+//! The project is every file below the root, and the levels above it that the
+//! client itself reads as this project's configuration (Codex's and OpenCode's
+//! ancestors up to the nearest `.git`: `Profile::ancestor_project_scopes`), so
+//! a root that is a subdirectory of a repository does not hide the servers the
+//! repository declares further up. This module only reads the document.
 
 use crate::model::Document;
 
@@ -68,13 +74,11 @@ impl Condition {
                 .count(),
             Condition::InvalidEntry => doc.servers.iter().filter(|s| !s.shape.valid).count(),
             Condition::AnyServer => doc.servers.len(),
-            Condition::ProjectServer => {
-                let root = std::path::Path::new(&doc.root.canonical);
-                doc.servers
-                    .iter()
-                    .filter(|s| std::path::Path::new(&s.path).starts_with(root))
-                    .count()
-            }
+            Condition::ProjectServer => doc
+                .servers
+                .iter()
+                .filter(|s| of_the_project(doc, s.client, s.scope, &s.path))
+                .count(),
             Condition::None => 0,
         }
     }
@@ -103,7 +107,6 @@ pub fn undecided(
     met: &[(Condition, usize)],
     doc: &Document,
 ) -> Vec<(Condition, usize)> {
-    let root = std::path::Path::new(&doc.root.canonical);
     let unread = doc.sources.iter().filter(|s| !s.state.is_complete());
     conditions
         .iter()
@@ -114,7 +117,7 @@ pub fn undecided(
                 Condition::InvalidEntry | Condition::AnyServer => unread.clone().count(),
                 Condition::ProjectServer => unread
                     .clone()
-                    .filter(|s| std::path::Path::new(&s.path).starts_with(root))
+                    .filter(|s| of_the_project(doc, s.client, s.scope, &s.path))
                     .count(),
             };
             (open > 0).then_some((c, open))
@@ -129,4 +132,14 @@ pub fn met(conditions: &[Condition], doc: &Document) -> Vec<(Condition, usize)> 
         .map(|c| (*c, c.count(doc)))
         .filter(|(_, n)| *n > 0)
         .collect()
+}
+
+/// Whether a file (a source, or the source of a row) belongs to the project: it lies below
+/// the root, or its scope is one of the project levels above the root that its client reads
+/// (`client`: the row's own in a `--client all` document, else the document's).
+fn of_the_project(doc: &Document, client: Option<&str>, scope: &str, path: &str) -> bool {
+    let root = std::path::Path::new(&doc.root.canonical);
+    std::path::Path::new(path).starts_with(root)
+        || crate::profile::by_id(client.unwrap_or(doc.client))
+            .is_some_and(|p| p.ancestor_project_scopes().contains(&scope))
 }

@@ -655,6 +655,81 @@ fn fail_on_gates_with_documented_exit_codes() {
 }
 
 #[test]
+fn project_server_counts_the_project_levels_a_client_reads_above_the_root() {
+    // The root is a subdirectory of a repository: Codex and OpenCode read the repository's
+    // levels above it as this project's configuration, so its servers are the project's.
+    let t = Tree::new();
+    t.mkdir("work/team/.git");
+    t.write(
+        "work/team/.codex/config.toml",
+        "[mcp_servers.up]\ncommand = \"x\"\n",
+    );
+    t.write(
+        "work/team/opencode.json",
+        r#"{"mcp":{"up":{"type":"local","command":["x"]}}}"#,
+    );
+    for client in ["codex", "opencode", "all"] {
+        let r = t.run(&[
+            ".",
+            "--client",
+            client,
+            "--fail-on",
+            "project-server",
+            "--json",
+        ]);
+        assert_eq!(r.code, 3, "{client}: {r}");
+        assert_eq!(
+            r.json()["failOn"]["met"],
+            serde_json::json!(["project-server"]),
+            "{client}"
+        );
+    }
+    // A client that reads no level above the root is not concerned by those files.
+    let r = t.run(&[".", "--client", "cursor", "--fail-on", "project-server"]);
+    assert_eq!(r.code, 0, "{r}");
+
+    // An ancestor level mcpscope cannot inventory leaves the condition open (Codex refuses a
+    // duplicate table, but the gate must not pass on what it could not read).
+    let t = Tree::new();
+    t.mkdir("work/team/.git");
+    t.write(
+        "work/team/.codex/config.toml",
+        "[mcp_servers.up]\ncommand = \"x\"\n[mcp_servers.up]\ncommand = \"y\"\n",
+    );
+    let r = t.run(&[
+        ".",
+        "--client",
+        "codex",
+        "--fail-on",
+        "project-server",
+        "--json",
+    ]);
+    assert_eq!(r.code, 1, "{r}");
+    assert_eq!(
+        r.json()["failOn"]["undecided"],
+        serde_json::json!(["project-server"])
+    );
+
+    // The user's own file is not the project's, even beside an ancestor level.
+    let t = Tree::new();
+    t.mkdir("work/team/.git");
+    t.write(
+        "home/.codex/config.toml",
+        "[mcp_servers.mine]\ncommand = \"x\"\n",
+    );
+    let r = t.run(&[
+        ".",
+        "--client",
+        "codex",
+        "--fail-on",
+        "project-server",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(r.json()["failOn"]["met"], serde_json::json!([]));
+}
+
+#[test]
 fn a_server_gate_fails_closed_on_a_source_it_could_not_inventory() {
     let t = Tree::new();
     // A project file the client would load (duplicate keys: last one wins) and mcpscope

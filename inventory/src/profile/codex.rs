@@ -277,6 +277,10 @@ impl Profile for Codex {
         Shadowing::ScopeOrder(&SHADOW_ORDER)
     }
 
+    fn ancestor_project_scopes(&self) -> &'static [&'static str] {
+        &[ANCESTOR]
+    }
+
     fn inventory(&self, ctx: &Context) -> Inventory {
         let c = Container::Map(&["mcp_servers"]);
         let t = Syntax::Toml;

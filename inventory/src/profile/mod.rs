@@ -93,6 +93,13 @@ pub trait Profile: Sync {
     /// Read every fixed source and describe what is declared there.
     fn inventory(&self, ctx: &Context) -> Inventory;
 
+    /// The scopes of the project's own levels above the root: files the client reads as this
+    /// project's configuration from the root's ancestors (Codex and OpenCode walk up to the
+    /// nearest `.git`). `--fail-on project-server` counts them with the files below the root.
+    fn ancestor_project_scopes(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Report lines after a source's path line (parser, trust, root fields):
     /// each starts with two spaces plus `width` columns.
     fn source_report(&self, source: &Source, width: usize, out: &mut String) {

@@ -211,6 +211,10 @@ impl Profile for OpenCode {
         Shadowing::ScopeOrder(&SHADOW_ORDER)
     }
 
+    fn ancestor_project_scopes(&self) -> &'static [&'static str] {
+        &[ANCESTOR_JSONC, ANCESTOR_JSON]
+    }
+
     fn inventory(&self, ctx: &Context) -> Inventory {
         let c = Container::Map(&["mcp"]);
         let s = Syntax::JSONC_NO_BOM;
