@@ -3,23 +3,28 @@
 //! directory gives, with the same bounds (file size, total size, entry count, depth) — never
 //! extracting anything to disk. Entry order is by path, every header has mtime 0, owner 0:0,
 //! mode 0644, and no directory entries; gzip's header carries no name and no time, so the same
-//! bundle always gives the same bytes. On reading, anything but a regular file or a directory
-//! (symlinks, hard links, devices, FIFOs), an unsafe or non-UTF-8 name and a path given twice
-//! are recorded as irregular, so `files.kinds` rejects them as it does on a directory. The
-//! framing is strict: one gzip member and nothing after it, one tar stream ending with its
-//! end-of-archive marker and nothing after that but a record's zero padding — so no extractor
-//! sees an entry the reader did not.
+//! bundle always gives the same bytes; a path too long for a ustar header (a long case id) goes
+//! in a GNU long name just before its file, as the tar crate's builder writes one. Reading
+//! takes exactly that and nothing else: regular files in ustar headers, and such long names
+//! (no PAX header, link, directory, device, FIFO, sparse file or other header format: a
+//! malformed archive, the entry named); within it, an unsafe or non-UTF-8 name and a path given
+//! twice are recorded as irregular, so `files.kinds` rejects them as it does on a directory.
+//! The framing is as strict: one gzip member and nothing after it, one tar stream ending with
+//! its end-of-archive marker and nothing after that but a record's zero padding — so no
+//! extractor sees an entry, or a name, the reader did not.
 
 use crate::receipt::{ENVELOPE_FILE, PROVENANCE_ENVELOPE_FILE, RECEIPT_FILE};
 use crate::verify::bundle::{
     Bundle, BundleError, BundleErrorKind, MAX_DEPTH, MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES,
 };
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::{BufRead, Read, Take, Write};
 use std::path::Path;
 
 /// The tar stream may exceed the files' bytes by its headers and padding: at most this many
-/// bytes per entry (a 512-byte header, up to 511 bytes of padding, and long-name extensions).
+/// bytes per file on average (a 512-byte header, up to 511 bytes of padding, and a GNU long
+/// name's header and path when it has one).
 const TAR_OVERHEAD_PER_ENTRY: u64 = 4096;
 
 /// Write the bundle `files` (path → bytes, every file of the bundle) as a deterministic
@@ -76,13 +81,15 @@ pub fn read_archive(path: &Path) -> Result<Bundle, BundleError> {
 
 /// [`read_archive`] over any reader (`label` names it in the bundle's `root`).
 ///
-/// The archive must be exactly what [`write_archive`] writes, as far as its framing goes: one
-/// gzip member (its CRC and length checked) and nothing after it; inside, one tar stream whose
-/// last entry is followed by the end-of-archive marker (two zero blocks) and at most one
-/// record of zero padding (tar's default record, [`TAR_RECORD`]), in whole blocks. Anything
-/// else — a second gzip member, bytes after the gzip stream, a tar stream cut before its
-/// marker, an entry or any other byte after the marker — is refused as malformed: an extractor
-/// (`tar xzf` reads every member) could see files the verifier did not.
+/// The archive must be exactly what [`write_archive`] writes, as far as its format goes: one
+/// gzip member (its CRC and length checked) and nothing after it; inside, one tar stream of
+/// the entries the writer gives (regular files in ustar headers, a GNU long name before one
+/// whose path needs it: `read_entries`) whose last entry is followed by the end-of-archive
+/// marker (two zero blocks) and at most one record of zero padding (tar's default record,
+/// [`TAR_RECORD`]), in whole blocks. Anything else — a second gzip member, bytes after the
+/// gzip stream, a PAX header, a link, a tar stream cut before its marker, an entry or any
+/// other byte after the marker — is refused as malformed: an extractor (`tar xzf` reads every
+/// member, and honours PAX paths) could see files, or names, the verifier did not.
 pub fn read_archive_from<R: Read>(label: &Path, reader: R) -> Result<Bundle, BundleErrorKind> {
     let limit = MAX_TOTAL_BYTES + TAR_OVERHEAD_PER_ENTRY * MAX_ENTRIES as u64;
     let mut gz = flate2::bufread::GzDecoder::new(std::io::BufReader::new(reader));
@@ -171,24 +178,116 @@ impl<R: Read> Read for Counted<R> {
 
 /// Every entry of the tar stream, under the directory reader's bounds; the tar reader stops at
 /// the first zero block (which it consumes) or at the end of the stream.
+///
+/// The headers are read raw (the tar crate applies no extension), and each must be one
+/// [`write_archive`] writes: a regular file (type `0`) in a ustar header whose size field is
+/// plain octal, or, just before a file whose path no ustar header holds, a GNU long name as the
+/// tar crate's builder writes one ([`long_name`]). Anything else — a PAX header (`x`, `g`), a
+/// GNU long link name, a sparse file, a link, a directory, a device, a FIFO, another header
+/// format, a checksum that fails — is malformed, named by its number and name: extractors
+/// disagree on these (which name a PAX path, a global header or a long name beside one gives),
+/// so no file may depend on one.
 fn read_entries<R: Read>(stream: &mut Counted<R>) -> Result<Found, BundleErrorKind> {
-    let mut archive = tar::Archive::new(stream);
+    let failed = Cell::new(false);
+    let mut archive = tar::Archive::new(Watched {
+        inner: stream,
+        failed: &failed,
+    });
     let mut found = Found::default();
     let mut total = 0u64;
-    let mut count = 0usize;
-    for entry in archive.entries()? {
-        let mut entry = entry?;
-        count += 1;
-        if count > MAX_ENTRIES {
+    let mut files = 0usize;
+    // The GNU long name just read (its entry number and the path), for the file after it.
+    let mut long: Option<(usize, Vec<u8>)> = None;
+    // The last entry's name, to place a header that does not parse.
+    let mut previous: Option<String> = None;
+    let mut entries = archive.entries()?.raw(true);
+    for number in 1.. {
+        let mut entry = match entries.next() {
+            None => break,
+            Some(Ok(entry)) => entry,
+            // The gzip stream below failed (a corrupt member): not a question of tar.
+            Some(Err(error)) if failed.get() => return Err(error.into()),
+            Some(Err(error)) => {
+                let after = previous
+                    .map(|name| format!(" (after {name})"))
+                    .unwrap_or_default();
+                return Err(BundleErrorKind::Archive(format!(
+                    "entry {number}{after}: its tar header is unreadable ({error})"
+                )));
+            }
+        };
+        let header_path = entry.header().path_bytes().into_owned();
+        let shown = String::from_utf8_lossy(&header_path).into_owned();
+        // The type byte itself: the tar crate reads NUL (pre-POSIX) as a regular file too.
+        let type_flag = entry.header().as_old().linkflag[0];
+        if type_flag == b'L' {
+            let refused = |problem: String| {
+                BundleErrorKind::Archive(format!(
+                    "entry {number} ({shown}) is a GNU long name (type 'L') {problem}; a bundle \
+                     archive has one only just before the file whose path a ustar header cannot \
+                     hold"
+                ))
+            };
+            if long.is_some() {
+                return Err(refused("right after another".to_string()));
+            }
+            long = Some((number, long_name(&mut entry, refused)?));
+            previous = Some(shown);
+            continue;
+        }
+        let refused = |what: String| {
+            BundleErrorKind::Archive(format!(
+                "entry {number} ({shown}) is {what}; a bundle archive holds regular files in \
+                 ustar headers only"
+            ))
+        };
+        if type_flag != b'0' {
+            return Err(refused(kind_of(type_flag)));
+        }
+        let header = entry.header();
+        if header.as_ustar().is_none() {
+            return Err(refused(if header.as_gnu().is_some() {
+                "a regular file in an old GNU header".to_string()
+            } else {
+                "a regular file in a header without the ustar magic".to_string()
+            }));
+        }
+        if !plain_octal(&header.as_old().size) {
+            return Err(refused(
+                "a regular file whose size field is not 11 octal digits".to_string(),
+            ));
+        }
+        // A long name stands for the file's path (every reader of GNU long names ignores the
+        // header's own); the builder writes its first 100 bytes in the name field.
+        let raw = match long.take() {
+            Some((_, path)) => {
+                let name_field = header
+                    .as_old()
+                    .name
+                    .split(|&b| b == 0)
+                    .next()
+                    .unwrap_or(&[]);
+                if name_field.is_empty() || !path.starts_with(name_field) {
+                    return Err(refused(format!(
+                        "a regular file whose name field does not start the GNU long name \
+                         before it ({})",
+                        String::from_utf8_lossy(&path)
+                    )));
+                }
+                path
+            }
+            None => header_path,
+        };
+        previous = Some(String::from_utf8_lossy(&raw).into_owned());
+        files += 1;
+        if files > MAX_ENTRIES {
             return Err(BundleErrorKind::TooManyEntries);
         }
-        let raw = entry.path_bytes().into_owned();
-        let Ok(name) = String::from_utf8(raw.clone()) else {
-            let name = String::from_utf8_lossy(&raw).into_owned();
+        let Ok(name) = String::from_utf8(raw) else {
+            let name = previous.clone().unwrap_or_default();
             found.irregular.insert(name, "non-utf8-name");
             continue;
         };
-        let name = name.trim_end_matches('/').to_string();
         let safe = !name.is_empty()
             && !name.starts_with('/')
             && name
@@ -201,12 +300,8 @@ fn read_entries<R: Read>(stream: &mut Counted<R>) -> Result<Found, BundleErrorKi
         if name.split('/').count() > MAX_DEPTH + 1 {
             return Err(BundleErrorKind::TooDeep);
         }
-        let kind = entry.header().entry_type();
-        if (name == RECEIPT_FILE && kind.is_dir()) || name.starts_with("receipt.json/") {
+        if name.starts_with("receipt.json/") {
             found.receipt_is_dir = true;
-        }
-        if kind.is_dir() {
-            continue;
         }
         if found.files.contains_key(&name) || found.irregular.contains_key(&name) {
             // Two entries for one path: which one an extractor keeps is its choice; refuse.
@@ -214,44 +309,151 @@ fn read_entries<R: Read>(stream: &mut Counted<R>) -> Result<Found, BundleErrorKi
             found.irregular.insert(name, "duplicate-entry");
             continue;
         }
-        if !kind.is_file() {
-            let what = if kind.is_symlink() {
-                "symlink"
-            } else if kind.is_hard_link() {
-                "hard-link"
-            } else if kind.is_fifo() {
-                "fifo"
-            } else {
-                "device"
-            };
-            found.irregular.insert(name, what);
-            continue;
-        }
-        let too_large = |name: String| BundleErrorKind::FileTooLarge {
-            path: name,
-            limit: MAX_FILE_BYTES,
-        };
         let size = entry.size();
         if size > MAX_FILE_BYTES {
-            return Err(too_large(name));
+            return Err(BundleErrorKind::FileTooLarge {
+                path: name,
+                limit: MAX_FILE_BYTES,
+            });
         }
-        let mut bytes = Vec::new();
-        (&mut entry)
-            .take(MAX_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)?;
-        if bytes.len() as u64 != size {
-            return Err(BundleErrorKind::Archive(format!(
-                "the tar stream ends inside {name} ({} of its {size} bytes)",
-                bytes.len()
-            )));
-        }
+        let bytes = read_data(&mut entry, size, &name)?;
         total += size;
         if total > MAX_TOTAL_BYTES {
             return Err(BundleErrorKind::TooLarge);
         }
         found.files.insert(name, bytes);
     }
+    if let Some((number, _)) = long {
+        return Err(BundleErrorKind::Archive(format!(
+            "entry {number} (././@LongLink) is a GNU long name (type 'L') followed by no file; a \
+             bundle archive has one only just before the file whose path a ustar header cannot \
+             hold"
+        )));
+    }
     Ok(found)
+}
+
+/// The longest path a bundle directory can have: `MAX_DEPTH + 1` names of at most 255 bytes
+/// (`NAME_MAX`), each with its slash. No GNU long name is longer.
+const MAX_LONG_NAME_BYTES: u64 = (MAX_DEPTH as u64 + 1) * 256;
+/// A ustar header's name field, and its prefix field (the path is `prefix/name`).
+const USTAR_NAME_BYTES: usize = 100;
+const USTAR_PREFIX_BYTES: usize = 155;
+
+/// The path a GNU long name entry gives, if it is one the tar crate's builder writes (and so
+/// [`write_archive`]): an old GNU header named `././@LongLink` with a plain octal size, whose
+/// data is the path and one NUL, for a path no ustar header holds. Otherwise `refused` says
+/// what is wrong with it (its argument finishes "a GNU long name (type 'L') …").
+fn long_name<R: Read>(
+    entry: &mut tar::Entry<'_, R>,
+    refused: impl Fn(String) -> BundleErrorKind,
+) -> Result<Vec<u8>, BundleErrorKind> {
+    let header = entry.header();
+    if header.as_gnu().is_none() {
+        return Err(refused("not in an old GNU header".to_string()));
+    }
+    if header.path_bytes().as_ref() != b"././@LongLink" {
+        return Err(refused("not named ././@LongLink".to_string()));
+    }
+    if !plain_octal(&header.as_old().size) {
+        return Err(refused(
+            "whose size field is not 11 octal digits".to_string(),
+        ));
+    }
+    let size = entry.size();
+    if size > MAX_LONG_NAME_BYTES + 1 {
+        return Err(refused(format!(
+            "of more than {MAX_LONG_NAME_BYTES} bytes (the longest path a bundle can have)"
+        )));
+    }
+    let mut path = read_data(entry, size, "a GNU long name")?;
+    if path.pop() != Some(0) || path.is_empty() || path.contains(&0) {
+        return Err(refused(
+            "whose name does not end with its one NUL byte".to_string(),
+        ));
+    }
+    if fits_ustar(&path) {
+        return Err(refused(format!(
+            "for {}, a path a ustar header holds",
+            String::from_utf8_lossy(&path)
+        )));
+    }
+    Ok(path)
+}
+
+/// Whether a ustar header holds `path`: in its name field, or split at a slash into its prefix
+/// and name fields. Exactly then the tar crate's builder writes no GNU long name for it.
+fn fits_ustar(path: &[u8]) -> bool {
+    path.len() <= USTAR_NAME_BYTES
+        || path.iter().enumerate().any(|(at, &byte)| {
+            byte == b'/'
+                && at > 0
+                && at <= USTAR_PREFIX_BYTES
+                && at + 1 < path.len()
+                && path.len() - at - 1 <= USTAR_NAME_BYTES
+        })
+}
+
+/// A numeric header field as the tar crate writes one for a value under 8 GiB (every size a
+/// bundle archive has): octal digits, zero-padded, and one NUL. Readers agree on it; on spaces,
+/// signs or GNU's base-256 form they may not, and then not on where the next header starts.
+fn plain_octal(field: &[u8]) -> bool {
+    match field.split_last() {
+        Some((0, digits)) => !digits.is_empty() && digits.iter().all(|b| (b'0'..=b'7').contains(b)),
+        _ => false,
+    }
+}
+
+/// What an entry whose type byte is `type_flag` (not a regular file's `0`, not a GNU long
+/// name's `L`) is, for "entry N (name) is …".
+fn kind_of(type_flag: u8) -> String {
+    let what = match type_flag {
+        b'1' => "a hard link",
+        b'2' => "a symlink",
+        b'3' => "a character device",
+        b'4' => "a block device",
+        b'5' => "a directory",
+        b'6' => "a FIFO",
+        b'7' => "a contiguous file",
+        b'x' => "a PAX extended header",
+        b'g' => "a PAX global header",
+        b'K' => "a GNU long link name",
+        b'S' => "a GNU sparse file",
+        0 => return "an old-style regular file (type NUL)".to_string(),
+        byte if byte.is_ascii_graphic() => return format!("an entry of type '{}'", byte as char),
+        byte => return format!("an entry of type {byte:#04x}"),
+    };
+    format!("{what} (type '{}')", type_flag as char)
+}
+
+/// The `size` bytes of an entry (`name` names it if the stream ends inside it).
+fn read_data<R: Read>(
+    entry: &mut tar::Entry<'_, R>,
+    size: u64,
+    name: &str,
+) -> Result<Vec<u8>, BundleErrorKind> {
+    let mut bytes = Vec::new();
+    entry.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 != size {
+        return Err(BundleErrorKind::Archive(format!(
+            "the tar stream ends inside {name} ({} of its {size} bytes)",
+            bytes.len()
+        )));
+    }
+    Ok(bytes)
+}
+
+/// A reader that remembers whether the reader below it failed: then an error of the tar reader
+/// above is the gzip stream's (an I/O error), else the tar stream's own (malformed).
+struct Watched<'a, R> {
+    inner: R,
+    failed: &'a Cell<bool>,
+}
+
+impl<R: Read> Read for Watched<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).inspect_err(|_| self.failed.set(true))
+    }
 }
 
 /// What follows the entries, to the end of the gzip member (whose trailer the decoder checks
@@ -316,6 +518,7 @@ pub fn read_any(path: &Path) -> Result<Bundle, BundleError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tar::EntryType::{self, *};
 
     fn sample() -> BTreeMap<String, Vec<u8>> {
         let mut files = BTreeMap::new();
@@ -338,7 +541,72 @@ mod tests {
         assert!(bundle.irregular.is_empty());
     }
 
-    fn raw_tar(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
+    /// A header as [`write_archive`] writes one (ustar) for an entry of `kind` and `size` bytes,
+    /// `name` written raw into its name field (the tar crate's own path check would refuse some
+    /// of these names), its checksum set.
+    fn ustar(name: &str, kind: EntryType, size: u64) -> tar::Header {
+        let mut header = tar::Header::new_ustar();
+        fill(&mut header, name, kind, size);
+        header
+    }
+
+    /// The same in an old GNU header (magic `ustar  `, GNU tar's default format): the tar
+    /// crate's builder writes its GNU long names in one.
+    fn old_gnu(name: &str, kind: EntryType, size: u64) -> tar::Header {
+        let mut header = tar::Header::new_gnu();
+        fill(&mut header, name, kind, size);
+        header
+    }
+
+    fn fill(header: &mut tar::Header, name: &str, kind: EntryType, size: u64) {
+        header.set_entry_type(kind);
+        header.set_size(size);
+        header.set_mode(0o644);
+        header.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+        header.set_cksum();
+    }
+
+    /// An entry as it sits in a tar stream: its header block, then its data in whole blocks.
+    fn block(header: &tar::Header, data: &[u8]) -> Vec<u8> {
+        let mut bytes = header.as_bytes().to_vec();
+        bytes.extend_from_slice(data);
+        bytes.resize(bytes.len().next_multiple_of(512), 0);
+        bytes
+    }
+
+    /// A regular file as [`write_archive`] writes one.
+    fn file(name: &str, data: &[u8]) -> Vec<u8> {
+        block(&ustar(name, Regular, data.len() as u64), data)
+    }
+
+    /// A PAX header (`XHeader` or `XGlobalHeader`) named `name` holding `records`
+    /// (`key=value`), each as `<length> key=value\n` with the length counting itself.
+    fn pax(kind: EntryType, name: &str, records: &[&str]) -> Vec<u8> {
+        let mut data = String::new();
+        for record in records {
+            let body = format!(" {record}\n");
+            let mut length = body.len() + 1;
+            while format!("{length}{body}").len() != length {
+                length += 1;
+            }
+            data.push_str(&format!("{length}{body}"));
+        }
+        block(&ustar(name, kind, data.len() as u64), data.as_bytes())
+    }
+
+    /// A GNU long name (`L`) or long link name (`K`) entry for `name`, as the tar crate's
+    /// builder writes one: an old GNU header named `././@LongLink`, the name and a NUL.
+    fn long_name(kind: EntryType, name: &str) -> Vec<u8> {
+        let data = [name.as_bytes(), b"\0"].concat();
+        block(&old_gnu("././@LongLink", kind, data.len() as u64), &data)
+    }
+
+    /// The gzip'd tar stream of `entries` and its end-of-archive marker.
+    fn archive_of(entries: &[Vec<u8>]) -> Vec<u8> {
+        gzip(&[entries.concat(), vec![0; 1024]].concat())
+    }
+
+    fn raw_tar(entries: &[(&str, EntryType, &[u8])]) -> Vec<u8> {
         gzip(&plain_tar(entries))
     }
 
@@ -348,21 +616,14 @@ mod tests {
         gz.finish().unwrap()
     }
 
-    /// The tar stream of `entries`, with its end-of-archive marker (two zero blocks).
-    fn plain_tar(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
-        let mut tar = tar::Builder::new(Vec::new());
-        for (name, kind, bytes) in entries {
-            let mut header = tar::Header::new_gnu();
-            header.set_entry_type(*kind);
-            header.set_size(bytes.len() as u64);
-            header.set_mode(0o644);
-            // Written raw: the tar crate's own path check would refuse some of these names.
-            let field = &mut header.as_old_mut().name;
-            field[..name.len()].copy_from_slice(name.as_bytes());
-            header.set_cksum();
-            tar.append(&header, *bytes).unwrap();
-        }
-        tar.into_inner().unwrap()
+    /// The tar stream of `entries` (ustar headers), with its end-of-archive marker.
+    fn plain_tar(entries: &[(&str, EntryType, &[u8])]) -> Vec<u8> {
+        let mut tar: Vec<u8> = entries
+            .iter()
+            .flat_map(|(name, kind, bytes)| block(&ustar(name, *kind, bytes.len() as u64), bytes))
+            .collect();
+        tar.extend_from_slice(&[0; 1024]);
+        tar
     }
 
     fn malformed(gz: &[u8]) -> String {
@@ -372,11 +633,18 @@ mod tests {
         }
     }
 
+    /// Why the archive of `entries` is malformed (it must be).
+    fn refused(entries: &[Vec<u8>]) -> String {
+        malformed(&archive_of(entries))
+    }
+
+    const ONLY: &str = "; a bundle archive holds regular files in ustar headers only";
+
     #[test]
     fn a_second_gzip_member_or_any_byte_after_the_gzip_stream_is_refused() {
         let good = write_archive(&sample(), Vec::new()).unwrap();
         // What `tar xzf` would extract over the first member's file.
-        let replacement = raw_tar(&[("inputs/matrix.json", tar::EntryType::Regular, b"[2]")]);
+        let replacement = raw_tar(&[("inputs/matrix.json", Regular, b"[2]")]);
         for tail in [replacement.as_slice(), b"garbage", b"\0"] {
             let mut archive = good.clone();
             archive.extend_from_slice(tail);
@@ -389,8 +657,7 @@ mod tests {
 
     #[test]
     fn a_tar_stream_cut_before_its_marker_or_continued_after_it_is_refused() {
-        let entry: &[(&str, tar::EntryType, &[u8])] =
-            &[("receipt.json", tar::EntryType::Regular, b"{}")];
+        let entry: &[(&str, EntryType, &[u8])] = &[("receipt.json", Regular, b"{}")];
         let with_marker = plain_tar(entry);
         let body = &with_marker[..with_marker.len() - 1024];
         let tar_with = |tail: &[u8]| gzip(&[body, tail].concat());
@@ -408,7 +675,7 @@ mod tests {
             );
         }
         // Another entry after the marker (a second archive), or after one zero block.
-        let second = plain_tar(&[("inputs/matrix.json", tar::EntryType::Regular, b"[2]")]);
+        let second = plain_tar(&[("inputs/matrix.json", Regular, b"[2]")]);
         for zeros in [1024, 512] {
             let tail = [vec![0; zeros], second.clone()].concat();
             assert!(
@@ -437,8 +704,7 @@ mod tests {
     }
 
     #[test]
-    fn a_receipt_given_twice_as_a_directory_or_as_a_link_is_named_as_such() {
-        use tar::EntryType::*;
+    fn a_receipt_given_twice_or_below_a_name_is_named_as_such() {
         let twice = raw_tar(&[
             ("receipt.json", Regular, b"{}"),
             ("receipt.json", Regular, b"{}"),
@@ -448,32 +714,18 @@ mod tests {
         assert!(error
             .to_string()
             .starts_with("receipt.json appears twice in the archive"));
-        for dir in [
-            raw_tar(&[("receipt.json/", Directory, b"")]),
-            raw_tar(&[("receipt.json/x", Regular, b"{}")]),
-        ] {
-            let error = read_archive_from(Path::new("t"), dir.as_slice()).unwrap_err();
-            assert!(
-                matches!(error, BundleErrorKind::ReceiptIsADirectory),
-                "{error}"
-            );
-        }
-        let link = raw_tar(&[("receipt.json", Symlink, b"")]);
-        let error = read_archive_from(Path::new("t"), link.as_slice()).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "receipt.json is a symlink, not a regular file"
+        let below = raw_tar(&[("receipt.json/x", Regular, b"{}")]);
+        let error = read_archive_from(Path::new("t"), below.as_slice()).unwrap_err();
+        assert!(
+            matches!(error, BundleErrorKind::ReceiptIsADirectory),
+            "{error}"
         );
     }
 
     #[test]
-    fn links_odd_names_and_duplicates_are_irregular_never_files() {
-        use tar::EntryType::*;
+    fn odd_names_and_duplicates_are_irregular_never_files() {
         let gz = raw_tar(&[
             ("receipt.json", Regular, b"{}"),
-            ("inputs/link", Symlink, b""),
-            ("inputs/hard", Link, b""),
-            ("inputs/fifo", Fifo, b""),
             ("../escape", Regular, b"x"),
             ("/abs", Regular, b"x"),
             ("a/./b", Regular, b"x"),
@@ -493,32 +745,338 @@ mod tests {
                 ("../escape", "unsafe-name"),
                 ("/abs", "unsafe-name"),
                 ("a/./b", "unsafe-name"),
-                ("inputs/fifo", "fifo"),
-                ("inputs/hard", "hard-link"),
-                ("inputs/link", "symlink"),
                 ("twice", "duplicate-entry"),
             ]
         );
     }
 
     #[test]
+    fn links_devices_directories_and_every_other_kind_are_refused_naming_the_entry() {
+        let receipt = || file("receipt.json", b"{}");
+        let mut symlink = ustar("inputs/link", Symlink, 0);
+        symlink.set_link_name("/etc/passwd").unwrap();
+        symlink.set_cksum();
+        let mut hard = ustar("inputs/hard", Link, 0);
+        hard.set_link_name("receipt.json").unwrap();
+        hard.set_cksum();
+        let sparse = old_gnu("inputs/sparse", GNUSparse, 0);
+        // The tar crate's `EntryType` writes NUL as `0`: the byte itself.
+        let mut pre_posix = ustar("inputs/old", Regular, 1);
+        pre_posix.as_old_mut().linkflag = [0];
+        pre_posix.set_cksum();
+        for (entry, what) in [
+            (
+                block(&symlink, b""),
+                "entry 2 (inputs/link) is a symlink (type '2')",
+            ),
+            (
+                block(&hard, b""),
+                "entry 2 (inputs/hard) is a hard link (type '1')",
+            ),
+            (
+                block(&ustar("inputs/tty", Char, 0), b""),
+                "entry 2 (inputs/tty) is a character device (type '3')",
+            ),
+            (
+                block(&ustar("inputs/disk", Block, 0), b""),
+                "entry 2 (inputs/disk) is a block device (type '4')",
+            ),
+            (
+                block(&ustar("inputs/", Directory, 0), b""),
+                "entry 2 (inputs/) is a directory (type '5')",
+            ),
+            (
+                block(&ustar("inputs/fifo", Fifo, 0), b""),
+                "entry 2 (inputs/fifo) is a FIFO (type '6')",
+            ),
+            (
+                block(&ustar("inputs/c", Continuous, 1), b"x"),
+                "entry 2 (inputs/c) is a contiguous file (type '7')",
+            ),
+            (
+                block(&sparse, b""),
+                "entry 2 (inputs/sparse) is a GNU sparse file (type 'S')",
+            ),
+            (
+                block(&pre_posix, b"x"),
+                "entry 2 (inputs/old) is an old-style regular file (type NUL)",
+            ),
+            (
+                block(&ustar("inputs/dump", EntryType::new(b'D'), 0), b""),
+                "entry 2 (inputs/dump) is an entry of type 'D'",
+            ),
+            (
+                block(&ustar("inputs/odd", EntryType::new(0xff), 0), b""),
+                "entry 2 (inputs/odd) is an entry of type 0xff",
+            ),
+        ] {
+            assert_eq!(refused(&[receipt(), entry]), format!("{what}{ONLY}"));
+        }
+        // The receipt itself, as a link, is refused the same way (not read as a missing file).
+        let mut link = ustar("receipt.json", Symlink, 0);
+        link.set_link_name("/etc/passwd").unwrap();
+        link.set_cksum();
+        assert_eq!(
+            refused(&[block(&link, b"")]),
+            format!("entry 1 (receipt.json) is a symlink (type '2'){ONLY}")
+        );
+    }
+
+    #[test]
+    fn pax_headers_are_refused_naming_the_entry() {
+        // A PAX path renames the file after it for a reader that honours PAX (the tar crate,
+        // GNU tar); one that does not extracts `inputs/matrix.json` and a file named after the
+        // PAX header. Which receipt.json is the bundle's must never depend on the extractor.
+        let what = refused(&[
+            pax(
+                XHeader,
+                "PaxHeaders.0/inputs/matrix.json",
+                &["path=receipt.json"],
+            ),
+            file("inputs/matrix.json", b"{}"),
+        ]);
+        assert_eq!(
+            what,
+            format!(
+                "entry 1 (PaxHeaders.0/inputs/matrix.json) is a PAX extended header (type 'x'){ONLY}"
+            )
+        );
+        // A global header (extractors disagree on whether its path applies, and to what).
+        let what = refused(&[
+            file("receipt.json", b"{}"),
+            pax(XGlobalHeader, "pax_global_header", &["path=inputs/x"]),
+            file("inputs/matrix.json", b"[]"),
+        ]);
+        assert_eq!(
+            what,
+            format!("entry 2 (pax_global_header) is a PAX global header (type 'g'){ONLY}")
+        );
+        // A size override (the next header's size field says otherwise: a reader that ignores
+        // PAX finds its next header elsewhere), and two in a row.
+        let what = refused(&[
+            file("receipt.json", b"{}"),
+            pax(XHeader, "PaxHeaders.0/a", &["size=0"]),
+            pax(XHeader, "PaxHeaders.0/b", &["path=receipt.json"]),
+            file("inputs/matrix.json", b"[]"),
+        ]);
+        assert!(what.starts_with("entry 2 (PaxHeaders.0/a) is a PAX extended header"));
+    }
+
+    /// A path of a real bundle's shape whose case id is `id_len` bytes long.
+    fn case_path(id_len: usize) -> String {
+        format!(
+            "platforms/linux-arm64/shards/3/evidence/cases/{}/witness.json",
+            "c".repeat(id_len)
+        )
+    }
+
+    #[test]
+    fn a_gnu_long_name_is_refused_unless_it_is_the_one_the_writer_gives() {
+        let long = case_path(200);
+        let receipt = || file("receipt.json", b"{}");
+        let for_long = || long_name(GNULongName, &long);
+        let tail = |what: &str| {
+            format!(
+                "{what}; a bundle archive has one only just before the file whose path a ustar \
+                 header cannot hold"
+            )
+        };
+        // The disguise: a long name for a path a ustar header holds, over another name.
+        assert_eq!(
+            refused(&[long_name(GNULongName, "receipt.json"), file("inputs/matrix.json", b"{}")]),
+            tail("entry 1 (././@LongLink) is a GNU long name (type 'L') for receipt.json, a path a ustar header holds")
+        );
+        // A file whose own name is not the start of the long name before it.
+        assert_eq!(
+            refused(&[receipt(), for_long(), file("inputs/matrix.json", b"[]")]),
+            format!(
+                "entry 3 (inputs/matrix.json) is a regular file whose name field does not start \
+                 the GNU long name before it ({long}){ONLY}"
+            )
+        );
+        // Two in a row (tar-rs refuses, GNU tar takes the last), or none followed by a file.
+        assert_eq!(
+            refused(&[receipt(), for_long(), for_long(), file(&long[..100], b"[]")]),
+            tail("entry 3 (././@LongLink) is a GNU long name (type 'L') right after another")
+        );
+        assert_eq!(
+            refused(&[receipt(), for_long()]),
+            tail("entry 2 (././@LongLink) is a GNU long name (type 'L') followed by no file")
+        );
+        // Followed by a PAX path (GNU tar takes the PAX path, others the long name).
+        assert_eq!(
+            refused(&[
+                receipt(),
+                for_long(),
+                pax(XHeader, "PaxHeaders.0/x", &["path=inputs/x"]),
+                file(&long[..100], b"[]"),
+            ]),
+            format!("entry 3 (PaxHeaders.0/x) is a PAX extended header (type 'x'){ONLY}")
+        );
+        // A NUL inside the name (where readers cut it differently), or a long name in a
+        // ustar header or under another name than the builder's.
+        let mut nul = for_long();
+        nul[512 + 10] = 0;
+        let mut nul_header = old_gnu("././@LongLink", GNULongName, long.len() as u64 + 1);
+        nul_header.set_cksum();
+        assert_eq!(
+            refused(&[receipt(), nul, file(&long[..100], b"[]")]),
+            tail("entry 2 (././@LongLink) is a GNU long name (type 'L') whose name does not end with its one NUL byte")
+        );
+        let data = [long.as_bytes(), b"\0"].concat();
+        let in_ustar = block(
+            &ustar("././@LongLink", GNULongName, data.len() as u64),
+            &data,
+        );
+        assert_eq!(
+            refused(&[receipt(), in_ustar, file(&long[..100], b"[]")]),
+            tail("entry 2 (././@LongLink) is a GNU long name (type 'L') not in an old GNU header")
+        );
+        let renamed = block(&old_gnu("long", GNULongName, data.len() as u64), &data);
+        assert_eq!(
+            refused(&[receipt(), renamed, file(&long[..100], b"[]")]),
+            tail("entry 2 (long) is a GNU long name (type 'L') not named ././@LongLink")
+        );
+        // Longer than any path the directory reader could give.
+        let huge = format!("{}/x", "a/".repeat(5000));
+        assert!(refused(&[
+            receipt(),
+            long_name(GNULongName, &huge),
+            file(&huge[..100], b"")
+        ])
+        .starts_with(
+            "entry 2 (././@LongLink) is a GNU long name (type 'L') of more than 8448 bytes"
+        ));
+        // Cut inside its path.
+        let cut = [receipt(), for_long()].concat();
+        assert_eq!(
+            malformed(&gzip(&cut[..1024 + 512 + 10])),
+            "the tar stream ends inside a GNU long name (10 of its 260 bytes)"
+        );
+        // A long link name: no link is ever an entry.
+        let what = refused(&[receipt(), long_name(GNULongLink, &long)]);
+        assert_eq!(
+            what,
+            format!("entry 2 (././@LongLink) is a GNU long link name (type 'K'){ONLY}")
+        );
+    }
+
+    #[test]
+    fn a_regular_file_in_another_header_format_is_refused() {
+        assert_eq!(
+            refused(&[block(&old_gnu("receipt.json", Regular, 2), b"{}")]),
+            format!("entry 1 (receipt.json) is a regular file in an old GNU header{ONLY}")
+        );
+        let mut v7 = tar::Header::new_old();
+        fill(&mut v7, "receipt.json", Regular, 2);
+        assert_eq!(
+            refused(&[block(&v7, b"{}")]),
+            format!("entry 1 (receipt.json) is a regular file in a header without the ustar magic{ONLY}")
+        );
+    }
+
+    #[test]
+    fn a_header_whose_checksum_fails_or_whose_size_is_not_plain_octal_is_refused() {
+        let receipt = || file("receipt.json", b"{}");
+        let mut flipped = file("inputs/matrix.json", b"[]");
+        flipped[0] = b'j';
+        assert_eq!(
+            refused(&[receipt(), flipped]),
+            "entry 2 (after receipt.json): its tar header is unreadable (archive header checksum \
+             mismatch)"
+        );
+        // The size in base-256 (GNU's form for sizes of 8 GiB and more) and in octal padded
+        // with spaces: the same number for the tar crate, but never what the writer gives.
+        let mut binary = ustar("inputs/matrix.json", Regular, 0);
+        binary.as_old_mut().size = [0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+        binary.set_cksum();
+        let mut spaced = ustar("inputs/matrix.json", Regular, 0);
+        spaced.as_old_mut().size = *b"          2 ";
+        spaced.set_cksum();
+        for header in [binary, spaced] {
+            assert_eq!(
+                refused(&[receipt(), block(&header, b"[]")]),
+                format!(
+                    "entry 2 (inputs/matrix.json) is a regular file whose size field is not 11 \
+                     octal digits{ONLY}"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn the_writers_long_names_read_back_as_written() {
+        // A case id of 109 bytes is the longest whose path a ustar header holds (its prefix
+        // field takes up to `…/cases/<id>`, 155 bytes); from 110 on, and a native scenario of
+        // 128 bytes (the most its validator allows), the writer gives a GNU long name.
+        let mut files = sample();
+        for id_len in [87, 88, 109, 110, 240] {
+            files.insert(case_path(id_len), vec![1; id_len]);
+        }
+        let native = format!(
+            "native/claude-code-linux-amd64/evidence/native/{}/read-only/inventory/witness.json",
+            "s".repeat(128)
+        );
+        files.insert(native, b"{}".to_vec());
+        let gz = write_archive(&files, Vec::new()).unwrap();
+        let bundle = read_archive_from(Path::new("t"), gz.as_slice()).unwrap();
+        let mut expected = files.clone();
+        expected.remove(RECEIPT_FILE);
+        assert_eq!(bundle.files, expected);
+        assert!(bundle.irregular.is_empty());
+        let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(gz.as_slice()));
+        let long_names = tar
+            .entries()
+            .unwrap()
+            .raw(true)
+            .filter(|e| e.as_ref().unwrap().header().entry_type() == GNULongName)
+            .count();
+        assert_eq!(long_names, 3);
+    }
+
+    #[test]
+    fn a_long_name_is_taken_exactly_where_the_writer_writes_one() {
+        // Paths around both of ustar's bounds (a 100-byte name field, a 155-byte prefix), in
+        // one name and split at every place: `fits_ustar` must say "no" exactly when the
+        // builder wrote a long name, and the reader must take every such archive.
+        let mut paths: Vec<String> = (90..=110).map(|n| "n".repeat(n)).collect();
+        paths.extend((1..=250).map(case_path));
+        for prefix in 150..=160 {
+            for name in [1, 99, 100, 101] {
+                paths.push(format!("{}/{}", "p".repeat(prefix), "n".repeat(name)));
+            }
+        }
+        for path in paths {
+            let files = BTreeMap::from([(path.clone(), b"x".to_vec())]);
+            let gz = write_archive(&files, Vec::new()).unwrap();
+            let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(gz.as_slice()));
+            let long_names = tar
+                .entries()
+                .unwrap()
+                .raw(true)
+                .filter(|e| e.as_ref().unwrap().header().entry_type() == GNULongName)
+                .count();
+            assert_eq!(long_names == 0, fits_ustar(path.as_bytes()), "{path}");
+            let read = read_archive_from(Path::new("t"), gz.as_slice());
+            assert!(
+                matches!(read, Err(BundleErrorKind::NoReceipt)),
+                "{path}: {read:?}"
+            );
+        }
+    }
+
+    #[test]
     fn an_archive_without_a_receipt_or_with_a_huge_member_is_refused() {
-        let gz = raw_tar(&[("inputs/matrix.json", tar::EntryType::Regular, b"{}")]);
+        let gz = raw_tar(&[("inputs/matrix.json", Regular, b"{}")]);
         assert!(matches!(
             read_archive_from(Path::new("t"), gz.as_slice()),
             Err(BundleErrorKind::NoReceipt)
         ));
         // A header claiming more than the per-file bound is refused before any byte is read.
-        let mut header = tar::Header::new_gnu();
-        header.set_path("big").unwrap();
-        header.set_size(MAX_FILE_BYTES + 1);
-        header.set_cksum();
+        let header = ustar("big", Regular, MAX_FILE_BYTES + 1);
         let mut tar = header.as_bytes().to_vec();
         tar.extend_from_slice(&[0; 1024]);
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(&tar).unwrap();
-        let gz = gz.finish().unwrap();
-        let error = read_archive_from(Path::new("t"), gz.as_slice()).unwrap_err();
+        let error = read_archive_from(Path::new("t"), gzip(&tar).as_slice()).unwrap_err();
         assert_eq!(error.to_string(), "big is larger than 67108864 bytes");
         // Not gzip at all.
         assert!(read_archive_from(Path::new("t"), &b"not an archive"[..]).is_err());

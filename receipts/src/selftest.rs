@@ -5,8 +5,9 @@
 //! any other recorded digest of it), so only the semantic checks can catch them. Signature
 //! classes sign the copy with a throw-away key and verify with its public half.
 //! It never touches the original bundle. The bundle is measured (sizes, counts, kinds, from
-//! `lstat` alone) before anything is copied, and the copies go to a disk-backed temporary
-//! directory (never tmpfs or `/dev/shm`).
+//! `lstat` alone) before anything is copied, then read once as verification reads it (from
+//! directory descriptors, never through a link, even one swapped in mid-copy), and the copies
+//! go to a disk-backed temporary directory (never tmpfs or `/dev/shm`).
 
 use crate::attestation::statement_for;
 use crate::digest::sha256_hex;
@@ -17,7 +18,6 @@ use crate::evidence::{
 };
 use crate::judge;
 use crate::receipt::*;
-use crate::verify::bundle::MAX_FILE_BYTES;
 use crate::verify::{self, BundleError, VerifyOptions};
 use scopebox_schema::native_observe::judge_evidence;
 use scopebox_schema::native_receipt::{
@@ -2008,59 +2008,31 @@ fn symlink(_: &Path, _: &Path) -> Result<(), String> {
     Err("symlinks need unix".into())
 }
 
-/// Copy a directory tree (regular files and directories only; the bundle was measured first,
-/// so anything else is an error here), walked with `walkdir` without following a link. Every
-/// file is opened without following a link or waiting on a FIFO and copied up to
-/// `MAX_FILE_BYTES`: a file that grew since it was measured is refused, never copied whole.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in walkdir::WalkDir::new(from).min_depth(1).follow_links(false) {
-        let entry = entry?;
-        let target = to.join(
-            entry
-                .path()
-                .strip_prefix(from)
-                .expect("walkdir yields paths below its root"),
-        );
-        let kind = entry.file_type();
-        if kind.is_dir() {
-            std::fs::create_dir(&target)?;
-        } else if kind.is_file() {
-            copy_file_bounded(entry.path(), &target)?;
-        } else {
-            return Err(std::io::Error::other(format!(
-                "{} is neither a file nor a directory",
-                entry.path().display()
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn copy_file_bounded(from: &Path, to: &Path) -> std::io::Result<()> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    // O_NOFOLLOW | O_NONBLOCK (Linux values).
-    let source = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(0o400000 | 0o4000)
-        .open(from)?;
-    if !source.metadata()?.is_file() {
+/// Copy the bundle directory `from` to `to` (made new): read once by the verifier's own walk
+/// (`bundle::read_tree`: every entry reached from its parent's descriptor with `O_NOFOLLOW`,
+/// so no link is followed, not even a directory swapped for one mid-copy; each file opened
+/// `O_NONBLOCK`, checked a regular file on its descriptor, read once within `MAX_FILE_BYTES`
+/// and the bundle's total), then written from memory. Directories and regular files only: the
+/// bundle was measured first, so anything else met now is an error. `between` is the walk's
+/// (the tests change the tree there).
+fn copy_tree(from: &Path, to: &Path, between: &mut dyn FnMut(&str)) -> std::io::Result<()> {
+    let tree = crate::verify::bundle::read_tree(from, crate::verify::bundle::BOUNDS, between)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    if let Some((rel, kind)) = tree.irregular.iter().next() {
         return Err(std::io::Error::other(format!(
-            "{} changed kind while it was copied",
-            from.display()
+            "{rel} is a {kind}, not a file or directory"
         )));
     }
-    let mut target = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(to)?;
-    let copied = std::io::copy(&mut source.take(MAX_FILE_BYTES + 1), &mut target)?;
-    if copied > MAX_FILE_BYTES {
-        return Err(std::io::Error::other(format!(
-            "{} grew beyond {MAX_FILE_BYTES} bytes while it was copied",
-            from.display()
-        )));
+    std::fs::create_dir(to)?;
+    for dir in &tree.dirs {
+        std::fs::create_dir_all(to.join(dir))?;
+    }
+    for (rel, bytes) in &tree.files {
+        let mut target = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(to.join(rel))?;
+        std::io::Write::write_all(&mut target, bytes)?;
     }
     Ok(())
 }
@@ -2123,7 +2095,7 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
     let scratch = scratch_dir().map_err(SelfTestError::Copy)?;
     // The base: an unsigned copy (both envelopes removed), which must verify.
     let base = scratch.path().join("base");
-    copy_tree(bundle, &base).map_err(SelfTestError::Copy)?;
+    copy_tree(bundle, &base, &mut |_| {}).map_err(SelfTestError::Copy)?;
     let _ = std::fs::remove_file(base.join(ENVELOPE_FILE));
     let _ = std::fs::remove_file(base.join(PROVENANCE_ENVELOPE_FILE));
     let report =
@@ -2146,7 +2118,7 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
         dsse::generate_keypair_pem().map_err(|e| SelfTestError::Sign(e.to_string()))?;
     // The signed base must verify with the key too, or the signature rows prove nothing.
     let signed_base = scratch.path().join("signed-base");
-    copy_tree(&base, &signed_base).map_err(SelfTestError::Copy)?;
+    copy_tree(&base, &signed_base, &mut |_| {}).map_err(SelfTestError::Copy)?;
     crate::attestation::sign_bundle_with(
         &signed_base,
         &key_pem,
@@ -2177,7 +2149,7 @@ pub fn run(bundle: &Path) -> Result<SelfTestReport, SelfTestError> {
     for (i, mutation) in applicable.enumerate() {
         let dir = scratch.path().join(format!("m{i:02}"));
         let source = if mutation.signed { &signed_base } else { &base };
-        copy_tree(source, &dir).map_err(SelfTestError::Copy)?;
+        copy_tree(source, &dir, &mut |_| {}).map_err(SelfTestError::Copy)?;
         let mut copy = Copy {
             dir: dir.clone(),
             key_pem: key_pem.clone(),
@@ -2238,7 +2210,7 @@ mod tests {
         assert_eq!(measure(from.path()).unwrap(), 8);
         let to = tempfile::tempdir().unwrap();
         let copy = to.path().join("copy");
-        copy_tree(from.path(), &copy).unwrap();
+        copy_tree(from.path(), &copy, &mut |_| {}).unwrap();
         assert_eq!(std::fs::read(copy.join("top")).unwrap(), b"12345");
         assert_eq!(std::fs::read(copy.join("a/b/deep")).unwrap(), b"678");
         assert!(copy.join("empty").is_dir());
@@ -2254,13 +2226,71 @@ mod tests {
             error.starts_with("a/\x1b[31mlink is a symlink, not a file or directory"),
             "{error}"
         );
-        // The copy refuses it too (were it asked without measuring first).
+        // The copy refuses it too (were it asked without measuring first), never following it.
         let to = tempfile::tempdir().unwrap();
-        assert!(copy_tree(dir.path(), &to.path().join("copy")).is_err());
+        let error = copy_tree(dir.path(), &to.path().join("copy"), &mut |_| {}).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "a/\x1b[31mlink is a symlink, not a file or directory"
+        );
+        assert!(!to.path().join("copy").exists());
 
         let dir = bundle_like();
         std::fs::write(dir.path().join(std::ffi::OsStr::from_bytes(b"\xff")), b"").unwrap();
         let error = measure(dir.path()).unwrap_err();
         assert!(error.contains("has a name that is not UTF-8"), "{error}");
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_link_while_the_bundle_is_copied_is_never_followed() {
+        // `a/f` holds "inside"; beside the bundle, `outside/f` holds "outside". Just before
+        // `a/f` is copied, `a` moves away and a link to `outside` takes its name: copied by
+        // path, that is the outside file's bytes in the self-test's base.
+        let from = bundle_like();
+        std::fs::write(from.path().join("a/f"), b"inside").unwrap();
+        let beside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(beside.path().join("outside")).unwrap();
+        std::fs::write(beside.path().join("outside/f"), b"outside").unwrap();
+        let to = tempfile::tempdir().unwrap();
+        let copy = to.path().join("copy");
+        let copied = copy_tree(from.path(), &copy, &mut |rel| {
+            if rel == "a/f" {
+                std::fs::rename(from.path().join("a"), beside.path().join("moved")).unwrap();
+                std::os::unix::fs::symlink(beside.path().join("outside"), from.path().join("a"))
+                    .unwrap();
+                // The race is real: the path now leads outside.
+                let by_path = std::fs::read(from.path().join("a/f")).unwrap();
+                assert_eq!(by_path, b"outside");
+            }
+        });
+        // Read through the descriptor of `a` opened before the swap: what was inside.
+        copied.unwrap();
+        assert_eq!(std::fs::read(copy.join("a/f")).unwrap(), b"inside");
+    }
+
+    #[test]
+    fn a_file_swapped_for_a_fifo_while_the_bundle_is_copied_stops_the_copy_without_blocking() {
+        let from = bundle_like();
+        let to = tempfile::tempdir().unwrap();
+        let error = copy_tree(from.path(), &to.path().join("copy"), &mut |rel| {
+            if rel == "a/b/deep" {
+                let file = from.path().join(rel);
+                std::fs::remove_file(&file).unwrap();
+                rustix::fs::mknodat(
+                    rustix::fs::CWD,
+                    &file,
+                    rustix::fs::FileType::Fifo,
+                    rustix::fs::Mode::from_raw_mode(0o600),
+                    0,
+                )
+                .unwrap();
+            }
+        })
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "a/b/deep is no longer a regular file while the bundle was read; verify a bundle \
+             nothing else is changing"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! A bundle as one file: `scopebox-verify FILE.tar.gz` gives the same verdict as on the
-//! directory it was made from, a changed byte inside the archive is rejected like on disk, and
-//! a link inside it is an irregular entry, never followed.
+//! directory it was made from (its longest paths too), a changed byte inside the archive is
+//! rejected like on disk, and a link, a PAX header or any framing the writer does not give
+//! makes the archive unreadable, the entry named.
 
 use crate::util::{edit_json, relist, specimen, tempdir, verify_bin};
 use scopebox_receipts::bundle_file::{files_of_dir, write_archive};
@@ -51,31 +52,47 @@ fn a_changed_file_inside_the_archive_is_rejected() {
     assert!(run.stdout.contains("✗ linux-amd64/boundary.applied"));
 }
 
+/// A PAX extended header entry named `name` whose one record is `record` (`key=value`).
+fn pax_header(name: &str, record: &str) -> Vec<u8> {
+    let body = format!(" {record}\n");
+    let mut length = body.len() + 1;
+    while format!("{length}{body}").len() != length {
+        length += 1;
+    }
+    let data = format!("{length}{body}");
+    let mut h = tar::Header::new_ustar();
+    h.set_entry_type(tar::EntryType::XHeader);
+    h.set_size(data.len() as u64);
+    h.set_path(name).unwrap();
+    h.set_cksum();
+    let mut bytes = h.as_bytes().to_vec();
+    bytes.extend_from_slice(data.as_bytes());
+    bytes.resize(bytes.len().next_multiple_of(512), 0);
+    bytes
+}
+
 #[test]
-fn a_symlink_inside_the_archive_fails_files_kinds_and_garbage_is_unreadable() {
+fn a_symlink_inside_the_archive_is_unreadable_naming_it_escaped_and_so_is_garbage() {
     let tmp = tempdir();
     let bundle = specimen(tmp.path(), 1);
     let files = files_of_dir(&bundle).unwrap();
-    let mut tar = tar::Builder::new(Vec::new());
-    for (path, bytes) in &files {
-        let mut h = tar::Header::new_gnu();
-        h.set_size(bytes.len() as u64);
-        h.set_mode(0o644);
-        tar.append_data(&mut h, path, bytes.as_slice()).unwrap();
-    }
-    let mut h = tar::Header::new_gnu();
+    let mut tar = tar::Builder::new(tar_without_marker(&files));
+    let mut h = tar::Header::new_ustar();
     h.set_entry_type(tar::EntryType::Symlink);
     h.set_size(0);
-    tar.append_link(&mut h, "inputs/evil", "/etc/passwd")
+    tar.append_link(&mut h, "inputs/evil\x1b[31m", "/etc/passwd")
         .unwrap();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    gz.write_all(&tar.into_inner().unwrap()).unwrap();
     let archive = tmp.path().join("linked.tar.gz");
-    std::fs::write(&archive, gz.finish().unwrap()).unwrap();
+    std::fs::write(&archive, gzip(&tar.into_inner().unwrap())).unwrap();
     let run = verify_bin(&[archive.to_str().unwrap()]);
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(run.stdout.contains("✗ files.kinds"), "{}", run.stdout);
-    assert!(run.stdout.contains("inputs/evil"), "{}", run.stdout);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let expected = format!(
+        ": the archive is malformed: entry {} (inputs/evil\\u{{1b}}[31m) is a symlink (type '2'); \
+         a bundle archive holds regular files in ustar headers only",
+        files.len() + 1
+    );
+    assert!(run.stderr.contains(&expected), "{}", run.stderr);
+    assert!(!run.stderr.contains('\x1b'), "{}", run.stderr);
 
     let garbage = tmp.path().join("garbage.tar.gz");
     std::fs::write(&garbage, b"\x1f\x8bnot really").unwrap();
@@ -83,11 +100,89 @@ fn a_symlink_inside_the_archive_fails_files_kinds_and_garbage_is_unreadable() {
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
 }
 
-/// The tar stream of `files` without its end-of-archive marker, and the gzip of some bytes.
+#[test]
+fn a_pax_header_renaming_a_file_of_the_archive_is_unreadable() {
+    // The boundary policy under another name that a PAX path renames back: a reader honouring
+    // PAX (the tar crate, GNU tar) sees the policy (the verifier did, and verified the
+    // bundle), one that does not sees a stray notes.txt and no policy. It is read by neither.
+    let tmp = tempdir();
+    let bundle = specimen(tmp.path(), 1);
+    let mut files = files_of_dir(&bundle).unwrap();
+    let policy = "inputs/boundary-policy.json";
+    let bytes = files.remove(policy).unwrap();
+    let mut tar = tar_without_marker(&files);
+    tar.extend(pax_header(
+        "PaxHeaders.0/notes.txt",
+        &format!("path={policy}"),
+    ));
+    let mut renamed = tar::Builder::new(Vec::new());
+    let mut h = tar::Header::new_ustar();
+    h.set_entry_type(tar::EntryType::Regular);
+    h.set_size(bytes.len() as u64);
+    renamed
+        .append_data(&mut h, "notes.txt", bytes.as_slice())
+        .unwrap();
+    tar.extend(renamed.into_inner().unwrap());
+    let archive = tmp.path().join("renamed.tar.gz");
+    std::fs::write(&archive, gzip(&tar)).unwrap();
+    let run = verify_bin(&[archive.to_str().unwrap(), "--json"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["result"], "unreadable");
+    let error = v["error"].as_str().unwrap();
+    assert!(
+        error.contains(&format!(
+            "the archive is malformed: entry {} (PaxHeaders.0/notes.txt) is a PAX extended \
+             header (type 'x')",
+            files.len() + 1
+        )),
+        "{v}"
+    );
+}
+
+#[test]
+fn an_archived_bundle_with_case_ids_too_long_for_ustar_verifies_as_its_directory_does() {
+    // Paths of `platforms/<dir>/evidence/cases/<id>/…` whose id is over 109 bytes do not fit
+    // a ustar header (155-byte prefix, 100-byte name): the writer gives them GNU long names,
+    // the one extension the reader takes.
+    let tmp = tempdir();
+    let long = ["a-".repeat(60) + "z", "z".repeat(240)];
+    let ids = [vec!["short".to_string()], long.to_vec()].concat();
+    let bundle = tmp.path().join("bundle");
+    crate::synthetic::write_bundle_with_case_ids(&bundle, &ids).unwrap();
+    let files = files_of_dir(&bundle).unwrap();
+    let gz = write_archive(&files, Vec::new()).unwrap();
+    let mut raw = tar::Archive::new(flate2::read::GzDecoder::new(gz.as_slice()));
+    let long_names = raw
+        .entries()
+        .unwrap()
+        .raw(true)
+        .filter(|e| e.as_ref().unwrap().header().entry_type() == tar::EntryType::GNULongName)
+        .count();
+    let long_paths = files
+        .keys()
+        .filter(|p| long.iter().any(|id| p.contains(id.as_str())))
+        .count();
+    assert_eq!(long_names, long_paths);
+    assert!(long_paths >= 8, "{long_paths}");
+    let archive = tmp.path().join("bundle.tar.gz");
+    std::fs::write(&archive, gz).unwrap();
+    let dir_run = verify_bin(&[bundle.to_str().unwrap(), "--json"]);
+    let file_run = verify_bin(&[archive.to_str().unwrap(), "--json"]);
+    assert_eq!(dir_run.code, 0, "{}{}", dir_run.stdout, dir_run.stderr);
+    assert_eq!(file_run.code, 0, "{}{}", file_run.stdout, file_run.stderr);
+    let checks =
+        |out: &str| serde_json::from_str::<serde_json::Value>(out).unwrap()["checks"].clone();
+    assert_eq!(checks(&dir_run.stdout), checks(&file_run.stdout));
+}
+
+/// The tar stream of `files` as `write_archive` writes it (regular files in ustar headers)
+/// without its end-of-archive marker, and the gzip of some bytes.
 fn tar_without_marker(files: &std::collections::BTreeMap<String, Vec<u8>>) -> Vec<u8> {
     let mut tar = tar::Builder::new(Vec::new());
     for (path, bytes) in files {
         let mut h = tar::Header::new_ustar();
+        h.set_entry_type(tar::EntryType::Regular);
         h.set_size(bytes.len() as u64);
         h.set_mode(0o644);
         tar.append_data(&mut h, path, bytes.as_slice()).unwrap();

@@ -34,14 +34,21 @@ const INSPECT_FIXTURE: &str = include_str!("../../schema/tests/fixtures/containe
 pub const RUN_ID: &str = "synthetic-0001";
 pub const CANARIES: [&str; 2] = ["CANARY-ARG-1", "CANARY-ENV-1"];
 
-fn matrix(cases: usize) -> Matrix {
+/// The ids of `cases` cases as the synthetic matrix names them: `case-000`, `case-001`, …
+fn default_case_ids(cases: usize) -> Vec<String> {
+    (0..cases).map(|i| format!("case-{i:03}")).collect()
+}
+
+fn matrix(case_ids: &[String]) -> Matrix {
     Matrix {
         schema_version: 1,
         name: "synthetic".into(),
         canaries: CANARIES.iter().map(|c| c.to_string()).collect(),
-        cases: (0..cases)
-            .map(|i| Case {
-                id: format!("case-{i:03}"),
+        cases: case_ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| Case {
+                id: id.clone(),
                 client: "claude-code".into(),
                 description: "one project server; JSON output".into(),
                 args: vec!["/work/p".into(), "--json".into()],
@@ -354,6 +361,23 @@ pub fn write_bundle_for(
     platforms: &[Platform],
     not_covered: &[Platform],
 ) -> std::io::Result<()> {
+    write_bundle_shaped(dir, &default_case_ids(cases), platforms, not_covered)
+}
+
+/// `write_bundle` with one case per id of `case_ids` (each `[a-z0-9-]+`, as a matrix's): long
+/// ids give the bundle's longest real paths (`platforms/<dir>/evidence/cases/<id>/…`).
+#[allow(dead_code)] // the tests' only; the benchmark includes this file too
+pub fn write_bundle_with_case_ids(dir: &Path, case_ids: &[String]) -> std::io::Result<()> {
+    write_bundle_shaped(dir, case_ids, &Platform::ALL, &[])
+}
+
+fn write_bundle_shaped(
+    dir: &Path,
+    case_ids: &[String],
+    platforms: &[Platform],
+    not_covered: &[Platform],
+) -> std::io::Result<()> {
+    let cases = case_ids.len();
     std::fs::create_dir_all(dir)?;
     let mut w = Writer {
         dir,
@@ -362,7 +386,7 @@ pub fn write_bundle_for(
     let policy = scopebox_receipts::verify::reference_policy();
 
     // Shared inputs.
-    let matrix = matrix(cases);
+    let matrix = matrix(case_ids);
     let matrix_bytes = serde_json::to_vec_pretty(&matrix).map_err(std::io::Error::other)?;
     let matrix_sha = w.put(MATRIX_FILE, &matrix_bytes)?;
     let policy_sha = w.put(

@@ -66,7 +66,7 @@ pub enum BundleErrorKind {
     NoReceipt,
     #[error("receipt.json is a directory, not a file\nhint: pass the run's bundle directory (the one holding receipt.json)")]
     ReceiptIsADirectory,
-    /// What it is instead: "symlink", "fifo", "socket", "device", "hard-link".
+    /// What it is instead: "symlink", "fifo", "socket", "device".
     #[error("receipt.json is a {0}, not a regular file")]
     ReceiptNotAFile(&'static str),
     #[error("receipt.json appears twice in the archive (a duplicate entry; which one an extractor keeps is its choice)")]
@@ -121,6 +121,8 @@ pub(crate) struct Measured {
     pub files: BTreeMap<String, Vec<u8>>,
     /// As `Bundle::irregular`.
     pub irregular: BTreeMap<String, &'static str>,
+    /// Every directory below the top (bundle-relative), so that a copy has the empty ones too.
+    pub dirs: Vec<String>,
     /// The regular files' sizes, summed.
     pub total: u64,
     /// Whether the top directory holds a directory named `receipt.json`.
@@ -200,8 +202,9 @@ pub(crate) fn measure(root: &Path, bounds: Bounds) -> Result<Measured, BundleErr
     walk(top.as_fd(), bounds, false, &mut |_| {})
 }
 
-/// Reads the tree below `root` (as [`measure`], and each regular file's bytes, once).
-#[cfg(test)]
+/// Reads the tree below `root` (as [`measure`], and each regular file's bytes, once): the
+/// self-test's copy of a bundle reads it so, as verification does. `between` is as for the walk
+/// (the tests change the tree there).
 pub(crate) fn read_tree(
     root: &Path,
     bounds: Bounds,
@@ -310,6 +313,7 @@ impl Walk<'_> {
                 if depth == 1 && utf8 == RECEIPT_FILE {
                     self.found.receipt_is_dir = true;
                 }
+                self.found.dirs.push(rel.clone());
                 (self.between)(&rel);
                 let sub = rustix::fs::openat(
                     dir,
