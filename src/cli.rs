@@ -1,5 +1,6 @@
 //! The command line (clap derive) and the dispatch of each subcommand: `pack`, `run`, `build`, `sweep`,
-//! `prune`, `keygen`, `sign`, `native` (its arguments live in `native`). Each command reports progress on stderr and, with `--json`, one machine
+//! `prune`, `keygen`, `sign`, `native` (its arguments live in `native`), and the hidden `__reap`
+//! a run starts (`run::Reaper`). Each command reports progress on stderr and, with `--json`, one machine
 //! summary object on stdout — nothing else ever goes to stdout. Exit codes are `exit`'s.
 
 use crate::exit::{CommandError, Outcome, USAGE};
@@ -44,6 +45,10 @@ pub enum Command {
     /// The pinned native reference clients: `run` them over the native matrix in the box (the
     /// default), `fetch` them into the cache, or re-resolve the `lock`
     Native(Box<crate::native::NativeArgs>),
+    /// The reaper a run starts (hidden): removes the run's containers and volumes if scopebox
+    /// is killed before it could (`run::Reaper`)
+    #[command(name = crate::run::REAP_COMMAND, hide = true)]
+    Reap(crate::run::ReapArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -197,6 +202,7 @@ impl Cli {
             Command::Keygen(a) => a.json,
             Command::Sign(a) => a.json,
             Command::Native(a) => a.wants_json(),
+            Command::Reap(_) => false,
         }
     }
 }
@@ -264,6 +270,7 @@ pub fn run(cli: Cli) -> Result<Outcome, CommandError> {
             Command::Keygen(args) => keygen(args),
             Command::Sign(args) => sign(args),
             Command::Native(args) => crate::native::run(*args).await,
+            Command::Reap(args) => crate::run::reap_command(args).await,
         }
     })
 }

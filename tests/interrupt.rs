@@ -1,12 +1,16 @@
 //! Ctrl-C against the real engine: SIGINT to a `scopebox run` whose container is running (the
 //! stall fault keeps it running) ends it with exit 130, says so, and leaves no container and no
-//! volume of that run behind. Only states decide: the child's own progress lines and the
+//! volume of that run behind, nor its reaper. SIGKILL, which leaves scopebox no chance to clean
+//! up, leaves it to the reaper: the run's container and volume go, another run's stay. Only states decide: the child's own progress lines and the
 //! engine's answers say when it runs; the bounds on waiting only turn a hang into a failure.
 
-use crate::support::{labelled, tempdir, with_engine, workspace};
-use scopebox::engine::{Engine, ObjectKind, RUN_LABEL};
+use crate::support::{
+    assert_no_reaper_remains, labelled, reapers_of, session_of, tempdir, with_engine, workspace,
+};
+use scopebox::engine::{Engine, Labels, ObjectKind, OWNER_LABEL, RUN_LABEL};
 use scopebox_schema::receipt::Execution;
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -19,6 +23,9 @@ use std::time::{Duration, Instant};
 const BUILD_BOUND: Duration = Duration::from_secs(3600);
 const START_BOUND: Duration = Duration::from_secs(120);
 const END_BOUND: Duration = Duration::from_secs(300);
+/// After SIGKILL, how long the run's reaper may take to remove its objects (its own deadline
+/// is 60 s): only a reaper that never came, or never acted, reaches it.
+const REAP_BOUND: Duration = Duration::from_secs(120);
 
 /// The child's stderr, line by line, as it comes.
 struct Lines {
@@ -132,14 +139,14 @@ pub fn sigterm_while_the_container_runs_is_taken_for_ctrl_c() {
     interrupted_while_the_container_runs(rustix::process::Signal::TERM);
 }
 
-fn interrupted_while_the_container_runs(signal: rustix::process::Signal) {
-    let dir = tempdir();
-    let bundle = dir.path().join("bundle");
+/// `scopebox run` of the stall fault matrix on one amd64 container, followed until that
+/// container runs (the stall keeps it running until the deadline, `deadline` seconds); with
+/// its run id.
+fn start_a_stalled_run(bundle: &Path, deadline: &str) -> (Reap, Lines, String) {
     let matrix = workspace().join("harness/matrix/faults/stall.json");
-    let _hold = crate::support::engine_hold();
-    let (mut child, mut lines) = start_scopebox(|c| {
+    let (child, mut lines) = start_scopebox(|c| {
         c.args(["run", "--json", "--out", bundle.to_str().unwrap()])
-            .args(["--matrix", matrix.to_str().unwrap(), "--deadline", "120"])
+            .args(["--matrix", matrix.to_str().unwrap(), "--deadline", deadline])
             // One container, so that the one running is the stall's (with shards, the first
             // shard's container may already have exited).
             .args(["--platform", "linux/amd64", "--shards", "1"]);
@@ -183,6 +190,14 @@ fn interrupted_while_the_container_runs(signal: rustix::process::Signal) {
         "the engine does not report the container running; stderr:\n{}",
         lines.all()
     );
+    (child, lines, run_id)
+}
+
+fn interrupted_while_the_container_runs(signal: rustix::process::Signal) {
+    let dir = tempdir();
+    let bundle = dir.path().join("bundle");
+    let _hold = crate::support::engine_hold();
+    let (mut child, mut lines, run_id) = start_a_stalled_run(&bundle, "120");
 
     let pid = rustix::process::Pid::from_child(&child.0);
     rustix::process::kill_process(pid, signal).expect("the signal is sent");
@@ -224,6 +239,8 @@ fn interrupted_while_the_container_runs(signal: rustix::process::Signal) {
     // Nothing carries the run's label: no container (running or not), no volume.
     let left = labelled(&format!("{RUN_LABEL}={run_id}"));
     assert!(left.is_empty(), "left behind: {left:?}");
+    // It cleaned up itself, and told its reaper so.
+    assert_no_reaper_remains(&run_id);
 
     // The bundle records the same: interrupted, killed, removed, swept — and nothing exported
     // from a run cut short.
@@ -359,4 +376,77 @@ pub fn ctrl_c_during_the_static_build_exits_130_stops_cargo_and_writes_nothing()
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// SIGKILL (the OOM killer, `kill -9`, a CI runner's hard stop) ends scopebox with no cleanup
+/// of its own: the reaper it started, in a session of its own, sees its pipe close without the
+/// word that the run was done and removes the run's container and volume — and nothing of any
+/// other run, not even one as dead whose id begins with this one's.
+pub fn sigkill_while_the_container_runs_leaves_the_reaper_to_remove_it_and_nothing_else() {
+    // Alone: any other run's start-of-run sweep removes a dead run's leftovers too, which would
+    // pass this test without a reaper.
+    crate::support::sweeping(sigkill_leaves_the_removal_to_the_reaper)
+}
+
+fn sigkill_leaves_the_removal_to_the_reaper() {
+    let dir = tempdir();
+    let bundle = dir.path().join("bundle");
+    let (mut child, lines, run_id) = start_a_stalled_run(&bundle, "600");
+    let label = format!("{RUN_LABEL}={run_id}");
+
+    // Another run's volume, its owner as dead as this run will be.
+    let other_run = format!("{run_id}-other");
+    let other_volume = format!("scopebox-e2e-other-{}", std::process::id());
+    let mut labels = Labels::new();
+    labels.insert(RUN_LABEL.into(), other_run.clone());
+    labels.insert(
+        OWNER_LABEL.into(),
+        format!("{}/4294967295", scopebox::boundary::hostname()),
+    );
+    with_engine(async |e| e.create_volume(&other_volume, &labels).await)
+        .expect("the other run's volume is created");
+    // The reaper, started with the run, as seen before the kill (it exits once it is done).
+    let reapers: Vec<(u32, Option<u32>)> = reapers_of(&run_id)
+        .into_iter()
+        .map(|pid| (pid, session_of(pid)))
+        .collect();
+
+    let pid = rustix::process::Pid::from_child(&child.0);
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).expect("SIGKILL is sent");
+    let status = child.0.wait().expect("scopebox is waited for");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+
+    let since = Instant::now();
+    loop {
+        let left = labelled(&label);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            since.elapsed() < REAP_BOUND,
+            "{} s after SIGKILL the run's objects are still there: {left:?}; reaper(s) seen: \
+             {reapers:?}; stderr:\n{}",
+            REAP_BOUND.as_secs(),
+            lines.all()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // One reaper, in a session it leads (not the test's, which scopebox ran in), gone once done.
+    assert_eq!(reapers.len(), 1, "{reapers:?}");
+    let (reaper, session) = reapers[0];
+    assert_eq!(session, Some(reaper), "{reapers:?}");
+    assert_ne!(session, session_of(std::process::id()));
+    assert_no_reaper_remains(&run_id);
+
+    let still = labelled(&format!("{RUN_LABEL}={other_run}"));
+    assert_eq!(
+        still.iter().map(|o| o.id.as_str()).collect::<Vec<_>>(),
+        [other_volume.as_str()],
+        "another run's volume must stay"
+    );
+    with_engine(async |e| e.remove_volume(&other_volume).await)
+        .expect("the other run's volume is removed");
 }

@@ -5,7 +5,10 @@
 //! defaulted; the stall fault matrix runs into the deadline, is killed and exported — in that
 //! order, as its lifecycle log shows — and leaves nothing behind.
 
-use crate::support::{labelled, run_id, run_matrix, scopebox, small_matrix, tempdir, workspace};
+use crate::support::{
+    assert_no_reaper_remains, labelled, run_id, run_matrix, scopebox, small_matrix, tempdir,
+    workspace,
+};
 use scopebox_schema::digest::sha256_file;
 use scopebox_schema::platform::Platform;
 use scopebox_schema::receipt::{Execution, Receipt, ENVELOPE_FILE, RECEIPT_FILE};
@@ -198,6 +201,8 @@ pub fn a_full_run_passes_on_every_platform_and_writes_one_complete_verifiable_bu
     let id = run_id(&out.stdout);
     assert_eq!(receipt.run_id, id);
     assert!(labelled(&format!("scopebox.run={id}")).is_empty());
+    // A run that ended by itself leaves no reaper behind.
+    assert_no_reaper_remains(&id);
 
     // Signed with a fresh key, it verifies against the public half.
     let prefix = dir.path().join("release-key");

@@ -190,3 +190,57 @@ pub fn run_id(stdout: &str) -> String {
         .unwrap_or_else(|e| panic!("stdout is one JSON summary ({e}): {stdout:?}"));
     summary["runId"].as_str().expect("runId").to_string()
 }
+
+/// How long a reaper whose run ended by itself may take to exit: it does so on the run's word,
+/// at once; only a reaper that never heard it (or never exits) reaches this bound.
+const REAPER_EXIT_BOUND: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The pids of the reapers of run `run_id` (`scopebox __reap --run-id <id>`) running now. A
+/// zombie, whose command line is gone, is not one.
+pub fn reapers_of(run_id: &str) -> Vec<u32> {
+    let wanted = [
+        scopebox::run::REAP_COMMAND.as_bytes(),
+        b"--run-id",
+        run_id.as_bytes(),
+    ];
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        if args.windows(3).any(|w| w == wanted) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// The session of process `pid` (the sixth field of `/proc/<pid>/stat`).
+pub fn session_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid pgrp session …": the comm may hold spaces, not a ')'-free tail.
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// Waits until no reaper of run `run_id` runs: a run that ended by itself (passed, failed,
+/// interrupted, or kept its objects) told its reaper so, and the reaper exits on that word.
+pub fn assert_no_reaper_remains(run_id: &str) {
+    let since = std::time::Instant::now();
+    loop {
+        let left = reapers_of(run_id);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            since.elapsed() < REAPER_EXIT_BOUND,
+            "the reaper of run {run_id} outlived it by {} s: pid(s) {left:?}",
+            REAPER_EXIT_BOUND.as_secs()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -3,7 +3,8 @@
 //! `scopebox sweep` removes them.
 
 use crate::support::{
-    labelled, run_id, run_matrix, scopebox, sweeping, tempdir, with_engine, workspace,
+    assert_no_reaper_remains, labelled, run_id, run_matrix, scopebox, sweeping, tempdir,
+    with_engine, workspace,
 };
 use scopebox::boundary;
 use scopebox::engine::{Engine, Labels, KEEP_LABEL, OWNER_LABEL, RUN_LABEL};
@@ -107,7 +108,11 @@ fn kept_objects_stay_until_scopebox_sweep() {
         "{}",
         out.stderr
     );
-    let label = format!("{RUN_LABEL}={}", run_id(&out.stdout));
+    let run = run_id(&out.stdout);
+    // The run told its reaper it was done, keeping its objects on purpose: once the reaper is
+    // gone, they are still there.
+    assert_no_reaper_remains(&run);
+    let label = format!("{RUN_LABEL}={run}");
     let kept = labelled(&label);
     assert_eq!(kept.len(), 2, "container and volume kept: {kept:?}");
     assert!(kept.iter().all(|o| o.labels.contains_key(KEEP_LABEL)));

@@ -25,7 +25,8 @@ mod pack;
 // bundle; the stall fault matrix hits the deadline (124), is killed, exported, and removed.
 mod run;
 
-// Ctrl-C (SIGINT) while the container runs: exit 130, the run's container and volume gone.
+// Ctrl-C (SIGINT) while the container runs: exit 130, the run's container and volume gone;
+// SIGKILL: the run's reaper removes them, and nothing of another run.
 mod interrupt;
 
 // `scopebox sweep` and the start-of-run sweep: leftovers of dead runs go, live runs stay.
@@ -97,6 +98,7 @@ fn main() {
         Engine interrupt::ctrl_c_while_the_container_runs_exits_130_and_leaves_nothing_behind,
         Engine interrupt::sigterm_while_the_container_runs_is_taken_for_ctrl_c,
         Engine interrupt::ctrl_c_during_the_static_build_exits_130_stops_cargo_and_writes_nothing,
+        Engine interrupt::sigkill_while_the_container_runs_leaves_the_reaper_to_remove_it_and_nothing_else,
         Engine sweep::leftovers_of_dead_runs_are_swept_and_live_ones_stay,
         Engine sweep::keep_on_failure_keeps_the_objects_until_scopebox_sweep,
         Nothing native::offline_with_an_empty_cache_is_refused_naming_the_first_missing_file,

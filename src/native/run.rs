@@ -6,7 +6,8 @@
 //! store, and the native matrix at `NATIVE_MATRIX_IN_IMAGE`; content-addressed, loaded only when
 //! the engine lacks its ID), run it once under the candidate's boundary policy with the same
 //! container lifecycle (`run::lifecycle`: deadline, Ctrl-C, evidence copied out, container and
-//! volume always removed), then write the bundle and judge it.
+//! volume always removed — by the run's reaper, `run::Reaper`, if scopebox is killed with
+//! SIGKILL), then write the bundle and judge it.
 //!
 //! The bundle (`docs/native-matrix.md`, "In the box"): `inputs/native-matrix.json`,
 //! `inputs/native.lock.json`, `inputs/image-recipe.json` (the native recipe),
@@ -434,6 +435,10 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         fetched.downloads
     );
 
+    // Before the run's first engine object (the probe, or the volume): the reaper removes what
+    // it made if scopebox is killed too hard to clean up; dropped on every return from here,
+    // each one after the run's own cleanup.
+    let _reaper = evidence_run::Reaper::start(&run_id);
     let engine = evidence_run::reach_engine().await?;
     let info = evidence_run::engine_info(&engine).await?;
     let engine_platform = Platform::from_machine(&info.architecture);

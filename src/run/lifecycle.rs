@@ -184,8 +184,8 @@ pub struct CtrlC {
     rx: tokio::sync::watch::Receiver<bool>,
 }
 
-/// The signals taken for Ctrl-C.
-const STOP_SIGNALS: [tokio::signal::unix::SignalKind; 3] = [
+/// The signals taken for Ctrl-C (and ignored by the reaper).
+pub(super) const STOP_SIGNALS: [tokio::signal::unix::SignalKind; 3] = [
     tokio::signal::unix::SignalKind::interrupt(),
     tokio::signal::unix::SignalKind::terminate(),
     tokio::signal::unix::SignalKind::hangup(),
@@ -647,7 +647,7 @@ pub async fn sweep_stale<E: Engine>(
 }
 
 /// Containers first (a volume in use cannot be removed), then volumes.
-async fn remove_all<E: Engine>(engine: &E, objects: &[Labelled]) -> SweepReport {
+pub(super) async fn remove_all<E: Engine>(engine: &E, objects: &[Labelled]) -> SweepReport {
     let mut report = SweepReport::default();
     for kind in [ObjectKind::Container, ObjectKind::Volume] {
         for o in objects.iter().filter(|o| o.kind == kind) {

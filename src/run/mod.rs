@@ -8,15 +8,18 @@
 //! container lifecycles concurrently (`lifecycle`,
 //! which extracts each `/evidence` as soon as it is exported), judge every platform side by
 //! side, and write the one receipt bundle. Ctrl-C is raced against every
-//! step. It sequences; the steps themselves live in their own modules.
+//! step; a SIGKILL is answered by the run's reaper (`reaper`), started before the engine is
+//! asked. It sequences; the steps themselves live in their own modules.
 
 mod closing;
 mod lifecycle;
+mod reaper;
 
 pub use lifecycle::{
     describe, lifecycle, owner_is_live, run_label, sweep_stale, CtrlC, Plan, Record, SweepReport,
     DEFAULT_DEADLINE_SECS, STEP_TIMEOUT,
 };
+pub use reaper::{reap_command, ReapArgs, Reaper, REAP_COMMAND};
 
 use lifecycle::bounded;
 
@@ -559,6 +562,10 @@ async fn evidence_attempt(args: &RunArgs, ahead: GoAhead) -> Result<Attempt, Com
         toolchain::build_shipped(&root, priority).await?;
         Ok::<_, CommandError>(clock.elapsed())
     };
+    // Started before the engine is asked (its probes are the run's first objects): if scopebox
+    // is killed too hard to clean up (SIGKILL), the reaper removes what the run made. Dropped on
+    // every return from here, each one after the run's own cleanup, which tells it so.
+    let _reaper = Reaper::start(&run_id);
     let ask_engine = ask_engine(&selection, &run_id, &given, checkout);
     let (
         EngineAnswer {
