@@ -656,19 +656,14 @@ fn fail_on_gates_with_documented_exit_codes() {
 
 #[test]
 fn project_server_counts_the_project_levels_a_client_reads_above_the_root() {
-    // The root is a subdirectory of a repository: Codex and OpenCode read the repository's
-    // levels above it as this project's configuration, so its servers are the project's.
-    let t = Tree::new();
-    t.mkdir("work/team/.git");
-    t.write(
-        "work/team/.codex/config.toml",
-        "[mcp_servers.up]\ncommand = \"x\"\n",
-    );
-    t.write(
-        "work/team/opencode.json",
-        r#"{"mcp":{"up":{"type":"local","command":["x"]}}}"#,
-    );
-    for client in ["codex", "opencode", "all"] {
+    // A tree whose root is a subdirectory of a repository (`work/team` holds the `.git`), with
+    // `files` written; `--fail-on project-server --json` run on it for `client`.
+    let gate = |files: &[(&str, &str)], client: &str| {
+        let t = Tree::new();
+        t.mkdir("work/team/.git");
+        for (path, text) in files {
+            t.write(path, text);
+        }
         let r = t.run(&[
             ".",
             "--client",
@@ -677,56 +672,39 @@ fn project_server_counts_the_project_levels_a_client_reads_above_the_root() {
             "project-server",
             "--json",
         ]);
-        assert_eq!(r.code, 3, "{client}: {r}");
-        assert_eq!(
-            r.json()["failOn"]["met"],
-            serde_json::json!(["project-server"]),
-            "{client}"
-        );
+        (r.code, r.json()["failOn"].clone(), r)
+    };
+    // Codex and OpenCode read the repository's levels above the root as this project's
+    // configuration, so their servers are the project's.
+    let above = [
+        (
+            "work/team/.codex/config.toml",
+            "[mcp_servers.up]\ncommand = \"x\"\n",
+        ),
+        (
+            "work/team/opencode.json",
+            r#"{"mcp":{"up":{"type":"local","command":["x"]}}}"#,
+        ),
+    ];
+    for client in ["codex", "opencode", "all"] {
+        let (code, fail_on, r) = gate(&above, client);
+        assert_eq!(code, 3, "{client}: {r}");
+        assert_eq!(fail_on["met"], serde_json::json!(["project-server"]));
     }
     // A client that reads no level above the root is not concerned by those files.
-    let r = t.run(&[".", "--client", "cursor", "--fail-on", "project-server"]);
-    assert_eq!(r.code, 0, "{r}");
-
+    let (code, _, r) = gate(&above, "cursor");
+    assert_eq!(code, 0, "{r}");
     // An ancestor level mcpscope cannot inventory leaves the condition open (Codex refuses a
     // duplicate table, but the gate must not pass on what it could not read).
-    let t = Tree::new();
-    t.mkdir("work/team/.git");
-    t.write(
-        "work/team/.codex/config.toml",
-        "[mcp_servers.up]\ncommand = \"x\"\n[mcp_servers.up]\ncommand = \"y\"\n",
-    );
-    let r = t.run(&[
-        ".",
-        "--client",
-        "codex",
-        "--fail-on",
-        "project-server",
-        "--json",
-    ]);
-    assert_eq!(r.code, 1, "{r}");
-    assert_eq!(
-        r.json()["failOn"]["undecided"],
-        serde_json::json!(["project-server"])
-    );
-
+    let duplicate = "[mcp_servers.up]\ncommand = \"x\"\n[mcp_servers.up]\ncommand = \"y\"\n";
+    let (code, fail_on, r) = gate(&[("work/team/.codex/config.toml", duplicate)], "codex");
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(fail_on["undecided"], serde_json::json!(["project-server"]));
     // The user's own file is not the project's, even beside an ancestor level.
-    let t = Tree::new();
-    t.mkdir("work/team/.git");
-    t.write(
-        "home/.codex/config.toml",
-        "[mcp_servers.mine]\ncommand = \"x\"\n",
-    );
-    let r = t.run(&[
-        ".",
-        "--client",
-        "codex",
-        "--fail-on",
-        "project-server",
-        "--json",
-    ]);
-    assert_eq!(r.code, 0, "{r}");
-    assert_eq!(r.json()["failOn"]["met"], serde_json::json!([]));
+    let mine = "[mcp_servers.mine]\ncommand = \"x\"\n";
+    let (code, fail_on, r) = gate(&[("home/.codex/config.toml", mine)], "codex");
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(fail_on["met"], serde_json::json!([]));
 }
 
 #[test]

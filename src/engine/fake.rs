@@ -2,10 +2,29 @@
 //! containers and volumes it "created" (with their labels) so sweeps and leftovers are real,
 //! and fails, hangs or exits as told. Test-only; it never touches Docker.
 
-use super::{Engine, EngineError, EngineErrorKind, Labelled, Labels, LogStream, ObjectKind};
+use super::{
+    Engine, EngineError, EngineErrorKind, Labelled, Labels, LogStream, ObjectKind, KEEP_LABEL,
+    OWNER_LABEL, RUN_LABEL,
+};
 use crate::sandbox::Sandbox;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
+
+/// An object as a run leaves it on the engine: labelled with `run` and its `owner` process
+/// (`host/pid`), and marked to keep when `keep`.
+pub fn run_object(kind: ObjectKind, id: &str, run: &str, owner: &str, keep: bool) -> Labelled {
+    let mut labels = Labels::new();
+    labels.insert(RUN_LABEL.into(), run.into());
+    labels.insert(OWNER_LABEL.into(), owner.into());
+    if keep {
+        labels.insert(KEEP_LABEL.into(), "1".into());
+    }
+    Labelled {
+        kind,
+        id: id.into(),
+        labels,
+    }
+}
 
 /// Steps that can be told to fail or hang (the wait has its own `WaitBehaviour`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

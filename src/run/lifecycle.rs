@@ -1348,17 +1348,7 @@ mod tests {
     async fn the_sweep_removes_only_stale_unkept_objects() {
         let fake = Fake::new();
         let obj = |kind, id: &str, owner: &str, keep: bool| {
-            let mut labels = Labels::new();
-            labels.insert(RUN_LABEL.into(), "old".into());
-            labels.insert(OWNER_LABEL.into(), owner.into());
-            if keep {
-                labels.insert(KEEP_LABEL.into(), "1".into());
-            }
-            Labelled {
-                kind,
-                id: id.into(),
-                labels,
-            }
+            crate::engine::fake::run_object(kind, id, "old", owner, keep)
         };
         fake.add(obj(ObjectKind::Volume, "dead-vol", "h/1", false));
         fake.add(obj(ObjectKind::Container, "dead-ctr", "h/1", false));

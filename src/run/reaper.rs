@@ -242,21 +242,11 @@ pub async fn reap_command(args: ReapArgs) -> Result<Outcome, CommandError> {
 mod tests {
     use super::*;
     use crate::engine::fake::{Fake, Step};
-    use crate::engine::{Labelled, Labels, ObjectKind, KEEP_LABEL, OWNER_LABEL};
+    use crate::engine::{Labelled, ObjectKind};
 
     fn object(kind: ObjectKind, id: &str, run: &str, keep: bool) -> Labelled {
-        let mut labels = Labels::new();
-        labels.insert(RUN_LABEL.into(), run.into());
         // Owned by a process that no longer exists, as a killed run's objects are.
-        labels.insert(OWNER_LABEL.into(), "host/4294967295".into());
-        if keep {
-            labels.insert(KEEP_LABEL.into(), "1".into());
-        }
-        Labelled {
-            kind,
-            id: id.into(),
-            labels,
-        }
+        crate::engine::fake::run_object(kind, id, run, "host/4294967295", keep)
     }
 
     /// Run `r1`'s container, volume and a kept container; run `r1-2`'s volume (its id begins
