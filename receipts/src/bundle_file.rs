@@ -11,16 +11,20 @@
 //! twice are recorded as irregular, so `files.kinds` rejects them as it does on a directory.
 //! The framing is as strict: one gzip member and nothing after it, one tar stream ending with
 //! its end-of-archive marker and nothing after that but a record's zero padding — so no
-//! extractor sees an entry, or a name, the reader did not.
+//! extractor sees an entry, or a name, the reader did not. The framing and the header checks
+//! are `strict_tar`'s, which the candidate archive's reader shares; which entries a bundle
+//! archive holds is this module's.
 
 use crate::receipt::{ENVELOPE_FILE, PROVENANCE_ENVELOPE_FILE, RECEIPT_FILE};
+use crate::strict_tar::{self, fits_ustar, ArchiveContents, TarRefusal};
 use crate::verify::bundle::{
     Bundle, BundleError, BundleErrorKind, MAX_DEPTH, MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES,
 };
-use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::io::{BufRead, Read, Take, Write};
+use std::io::{Read, Write};
 use std::path::Path;
+
+pub use crate::strict_tar::TAR_RECORD;
 
 /// The tar stream may exceed the files' bytes by its headers and padding: at most this many
 /// bytes per file on average (a 512-byte header, up to 511 bytes of padding, and a GNU long
@@ -84,44 +88,22 @@ pub fn read_archive(path: &Path) -> Result<Bundle, BundleError> {
 /// The archive must be exactly what [`write_archive`] writes, as far as its format goes: one
 /// gzip member (its CRC and length checked) and nothing after it; inside, one tar stream of
 /// the entries the writer gives (regular files in ustar headers, a GNU long name before one
-/// whose path needs it: `read_entries`) whose last entry is followed by the end-of-archive
-/// marker (two zero blocks) and at most one record of zero padding (tar's default record,
-/// [`TAR_RECORD`]), in whole blocks. Anything else — a second gzip member, bytes after the
+/// whose path needs it: `Found`'s [`ArchiveContents`]) whose last entry is followed by the
+/// end-of-archive marker (two zero blocks) and at most one record of zero padding (tar's
+/// default record, [`TAR_RECORD`]), in whole blocks — the framing `strict_tar` reads, shared
+/// with the candidate archive's reader. Anything else — a second gzip member, bytes after the
 /// gzip stream, a PAX header, a link, a tar stream cut before its marker, an entry or any
 /// other byte after the marker — is refused as malformed: an extractor (`tar xzf` reads every
 /// member, and honours PAX paths) could see files, or names, the verifier did not.
 pub fn read_archive_from<R: Read>(label: &Path, reader: R) -> Result<Bundle, BundleErrorKind> {
     let limit = MAX_TOTAL_BYTES + TAR_OVERHEAD_PER_ENTRY * MAX_ENTRIES as u64;
-    let mut gz = flate2::bufread::GzDecoder::new(std::io::BufReader::new(reader));
-    let (found, padding, length) = {
-        let mut stream = Counted {
-            inner: (&mut gz).take(limit + 1),
-            count: 0,
-        };
-        let found = read_entries(&mut stream);
-        // Past the bound the stream was cut: whatever the tar reader made of the cut, the
-        // archive is too large.
-        if stream.inner.limit() == 0 {
-            return Err(BundleErrorKind::TooLarge);
-        }
-        let found = found?;
-        let padding = padding(&mut stream)?;
-        (found, padding, stream.count)
-    };
-    // The gzip member ended (its trailer checked): nothing may follow it.
-    let mut rest = gz.into_inner();
-    if !rest.fill_buf()?.is_empty() {
-        return Err(BundleErrorKind::Archive(
-            "bytes follow the gzip stream (another gzip member or trailing data); a bundle \
-             archive is one gzip member and nothing after it"
-                .to_string(),
-        ));
-    }
-    end_marker(padding, length)?;
+    let mut found = Found::default();
+    strict_tar::read_tar_gz(reader, limit, "a bundle archive", &mut found)?;
     let Found {
         mut files,
         irregular,
         receipt_is_dir,
+        ..
     } = found;
     match irregular.get(RECEIPT_FILE) {
         Some(&"duplicate-entry") => return Err(BundleErrorKind::ReceiptTwice),
@@ -147,11 +129,15 @@ pub fn read_archive_from<R: Read>(label: &Path, reader: R) -> Result<Bundle, Bun
     })
 }
 
-/// A tar block; headers, data and the end-of-archive marker come in whole blocks.
-const TAR_BLOCK: u64 = 512;
-/// Tar's default record (20 blocks): an archiver may pad the stream after its end-of-archive
-/// marker up to the end of one ([`write_archive`] pads none).
-pub const TAR_RECORD: u64 = 20 * TAR_BLOCK;
+impl From<TarRefusal> for BundleErrorKind {
+    fn from(refusal: TarRefusal) -> BundleErrorKind {
+        match refusal {
+            TarRefusal::Malformed(what) => BundleErrorKind::Archive(what),
+            TarRefusal::Io(error) => BundleErrorKind::Io(error),
+            TarRefusal::TooLarge => BundleErrorKind::TooLarge,
+        }
+    }
+}
 
 /// The entries of an archive, as read.
 #[derive(Default)]
@@ -160,24 +146,14 @@ struct Found {
     irregular: BTreeMap<String, &'static str>,
     /// An entry names `receipt.json` as a directory (or something below it).
     receipt_is_dir: bool,
+    /// The files read so far (a GNU long name goes with its file), and their bytes.
+    count: usize,
+    total: u64,
+    /// The GNU long name just read (its entry number and the path), for the file after it.
+    long: Option<(usize, Vec<u8>)>,
 }
 
-/// A reader that counts the bytes it gave.
-struct Counted<R> {
-    inner: R,
-    count: u64,
-}
-
-impl<R: Read> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count += n as u64;
-        Ok(n)
-    }
-}
-
-/// Every entry of the tar stream, under the directory reader's bounds; the tar reader stops at
-/// the first zero block (which it consumes) or at the end of the stream.
+/// Every entry of the tar stream, under the directory reader's bounds.
 ///
 /// The headers are read raw (the tar crate applies no extension), and each must be one
 /// [`write_archive`] writes: a regular file (type `0`) in a ustar header whose size field is
@@ -187,39 +163,17 @@ impl<R: Read> Read for Counted<R> {
 /// format, a checksum that fails — is malformed, named by its number and name: extractors
 /// disagree on these (which name a PAX path, a global header or a long name beside one gives),
 /// so no file may depend on one.
-fn read_entries<R: Read>(stream: &mut Counted<R>) -> Result<Found, BundleErrorKind> {
-    let failed = Cell::new(false);
-    let mut archive = tar::Archive::new(Watched {
-        inner: stream,
-        failed: &failed,
-    });
-    let mut found = Found::default();
-    let mut total = 0u64;
-    let mut files = 0usize;
-    // The GNU long name just read (its entry number and the path), for the file after it.
-    let mut long: Option<(usize, Vec<u8>)> = None;
-    // The last entry's name, to place a header that does not parse.
-    let mut previous: Option<String> = None;
-    let mut entries = archive.entries()?.raw(true);
-    for number in 1.. {
-        let mut entry = match entries.next() {
-            None => break,
-            Some(Ok(entry)) => entry,
-            // The gzip stream below failed (a corrupt member): not a question of tar.
-            Some(Err(error)) if failed.get() => return Err(error.into()),
-            Some(Err(error)) => {
-                let after = previous
-                    .map(|name| format!(" (after {name})"))
-                    .unwrap_or_default();
-                return Err(BundleErrorKind::Archive(format!(
-                    "entry {number}{after}: its tar header is unreadable ({error})"
-                )));
-            }
-        };
+impl ArchiveContents for Found {
+    type Error = BundleErrorKind;
+
+    fn add_entry<R: Read>(
+        &mut self,
+        number: usize,
+        entry: &mut tar::Entry<'_, R>,
+    ) -> Result<String, BundleErrorKind> {
         let header_path = entry.header().path_bytes().into_owned();
         let shown = String::from_utf8_lossy(&header_path).into_owned();
-        // The type byte itself: the tar crate reads NUL (pre-POSIX) as a regular file too.
-        let type_flag = entry.header().as_old().linkflag[0];
+        let type_flag = strict_tar::type_flag(entry.header());
         if type_flag == b'L' {
             let refused = |problem: String| {
                 BundleErrorKind::Archive(format!(
@@ -228,12 +182,11 @@ fn read_entries<R: Read>(stream: &mut Counted<R>) -> Result<Found, BundleErrorKi
                      hold"
                 ))
             };
-            if long.is_some() {
+            if self.long.is_some() {
                 return Err(refused("right after another".to_string()));
             }
-            long = Some((number, long_name(&mut entry, refused)?));
-            previous = Some(shown);
-            continue;
+            self.long = Some((number, long_name(entry, refused)?));
+            return Ok(shown);
         }
         let refused = |what: String| {
             BundleErrorKind::Archive(format!(
@@ -242,24 +195,15 @@ fn read_entries<R: Read>(stream: &mut Counted<R>) -> Result<Found, BundleErrorKi
             ))
         };
         if type_flag != b'0' {
-            return Err(refused(kind_of(type_flag)));
+            return Err(refused(strict_tar::kind_of(type_flag)));
         }
         let header = entry.header();
-        if header.as_ustar().is_none() {
-            return Err(refused(if header.as_gnu().is_some() {
-                "a regular file in an old GNU header".to_string()
-            } else {
-                "a regular file in a header without the ustar magic".to_string()
-            }));
-        }
-        if !plain_octal(&header.as_old().size) {
-            return Err(refused(
-                "a regular file whose size field is not 11 octal digits".to_string(),
-            ));
+        if let Some(problem) = strict_tar::ustar_problem(header, "a regular file") {
+            return Err(refused(problem));
         }
         // A long name stands for the file's path (every reader of GNU long names ignores the
         // header's own); the builder writes its first 100 bytes in the name field.
-        let raw = match long.take() {
+        let raw = match self.long.take() {
             Some((_, path)) => {
                 let name_field = header
                     .as_old()
@@ -278,36 +222,30 @@ fn read_entries<R: Read>(stream: &mut Counted<R>) -> Result<Found, BundleErrorKi
             }
             None => header_path,
         };
-        previous = Some(String::from_utf8_lossy(&raw).into_owned());
-        files += 1;
-        if files > MAX_ENTRIES {
+        let shown = String::from_utf8_lossy(&raw).into_owned();
+        self.count += 1;
+        if self.count > MAX_ENTRIES {
             return Err(BundleErrorKind::TooManyEntries);
         }
         let Ok(name) = String::from_utf8(raw) else {
-            let name = previous.clone().unwrap_or_default();
-            found.irregular.insert(name, "non-utf8-name");
-            continue;
+            self.irregular.insert(shown.clone(), "non-utf8-name");
+            return Ok(shown);
         };
-        let safe = !name.is_empty()
-            && !name.starts_with('/')
-            && name
-                .split('/')
-                .all(|part| !part.is_empty() && part != "." && part != "..");
-        if !safe {
-            found.irregular.insert(name, "unsafe-name");
-            continue;
+        if !strict_tar::plain_relative(&name) {
+            self.irregular.insert(name, "unsafe-name");
+            return Ok(shown);
         }
         if name.split('/').count() > MAX_DEPTH + 1 {
             return Err(BundleErrorKind::TooDeep);
         }
         if name.starts_with("receipt.json/") {
-            found.receipt_is_dir = true;
+            self.receipt_is_dir = true;
         }
-        if found.files.contains_key(&name) || found.irregular.contains_key(&name) {
+        if self.files.contains_key(&name) || self.irregular.contains_key(&name) {
             // Two entries for one path: which one an extractor keeps is its choice; refuse.
-            found.files.remove(&name);
-            found.irregular.insert(name, "duplicate-entry");
-            continue;
+            self.files.remove(&name);
+            self.irregular.insert(name, "duplicate-entry");
+            return Ok(shown);
         }
         let size = entry.size();
         if size > MAX_FILE_BYTES {
@@ -316,29 +254,30 @@ fn read_entries<R: Read>(stream: &mut Counted<R>) -> Result<Found, BundleErrorKi
                 limit: MAX_FILE_BYTES,
             });
         }
-        let bytes = read_data(&mut entry, size, &name)?;
-        total += size;
-        if total > MAX_TOTAL_BYTES {
+        let bytes = strict_tar::read_data(entry, size, &name)?;
+        self.total += size;
+        if self.total > MAX_TOTAL_BYTES {
             return Err(BundleErrorKind::TooLarge);
         }
-        found.files.insert(name, bytes);
+        self.files.insert(name, bytes);
+        Ok(shown)
     }
-    if let Some((number, _)) = long {
-        return Err(BundleErrorKind::Archive(format!(
-            "entry {number} (././@LongLink) is a GNU long name (type 'L') followed by no file; a \
-             bundle archive has one only just before the file whose path a ustar header cannot \
-             hold"
-        )));
+
+    fn end(&mut self) -> Result<(), BundleErrorKind> {
+        match self.long {
+            Some((number, _)) => Err(BundleErrorKind::Archive(format!(
+                "entry {number} (././@LongLink) is a GNU long name (type 'L') followed by no \
+                 file; a bundle archive has one only just before the file whose path a ustar \
+                 header cannot hold"
+            ))),
+            None => Ok(()),
+        }
     }
-    Ok(found)
 }
 
 /// The longest path a bundle directory can have: `MAX_DEPTH + 1` names of at most 255 bytes
 /// (`NAME_MAX`), each with its slash. No GNU long name is longer.
 const MAX_LONG_NAME_BYTES: u64 = (MAX_DEPTH as u64 + 1) * 256;
-/// A ustar header's name field, and its prefix field (the path is `prefix/name`).
-const USTAR_NAME_BYTES: usize = 100;
-const USTAR_PREFIX_BYTES: usize = 155;
 
 /// The path a GNU long name entry gives, if it is one the tar crate's builder writes (and so
 /// [`write_archive`]): an old GNU header named `././@LongLink` with a plain octal size, whose
@@ -355,7 +294,7 @@ fn long_name<R: Read>(
     if header.path_bytes().as_ref() != b"././@LongLink" {
         return Err(refused("not named ././@LongLink".to_string()));
     }
-    if !plain_octal(&header.as_old().size) {
+    if !strict_tar::plain_octal(&header.as_old().size) {
         return Err(refused(
             "whose size field is not 11 octal digits".to_string(),
         ));
@@ -366,7 +305,7 @@ fn long_name<R: Read>(
             "of more than {MAX_LONG_NAME_BYTES} bytes (the longest path a bundle can have)"
         )));
     }
-    let mut path = read_data(entry, size, "a GNU long name")?;
+    let mut path = strict_tar::read_data(entry, size, "a GNU long name")?;
     if path.pop() != Some(0) || path.is_empty() || path.contains(&0) {
         return Err(refused(
             "whose name does not end with its one NUL byte".to_string(),
@@ -381,132 +320,6 @@ fn long_name<R: Read>(
     Ok(path)
 }
 
-/// Whether a ustar header holds `path`: in its name field, or split at a slash into its prefix
-/// and name fields. Exactly then the tar crate's builder writes no GNU long name for it.
-fn fits_ustar(path: &[u8]) -> bool {
-    path.len() <= USTAR_NAME_BYTES
-        || path.iter().enumerate().any(|(at, &byte)| {
-            byte == b'/'
-                && at > 0
-                && at <= USTAR_PREFIX_BYTES
-                && at + 1 < path.len()
-                && path.len() - at - 1 <= USTAR_NAME_BYTES
-        })
-}
-
-/// A numeric header field as the tar crate writes one for a value under 8 GiB (every size a
-/// bundle archive has): octal digits, zero-padded, and one NUL. Readers agree on it; on spaces,
-/// signs or GNU's base-256 form they may not, and then not on where the next header starts.
-fn plain_octal(field: &[u8]) -> bool {
-    match field.split_last() {
-        Some((0, digits)) => !digits.is_empty() && digits.iter().all(|b| (b'0'..=b'7').contains(b)),
-        _ => false,
-    }
-}
-
-/// What an entry whose type byte is `type_flag` (not a regular file's `0`, not a GNU long
-/// name's `L`) is, for "entry N (name) is …".
-fn kind_of(type_flag: u8) -> String {
-    let what = match type_flag {
-        b'1' => "a hard link",
-        b'2' => "a symlink",
-        b'3' => "a character device",
-        b'4' => "a block device",
-        b'5' => "a directory",
-        b'6' => "a FIFO",
-        b'7' => "a contiguous file",
-        b'x' => "a PAX extended header",
-        b'g' => "a PAX global header",
-        b'K' => "a GNU long link name",
-        b'S' => "a GNU sparse file",
-        0 => return "an old-style regular file (type NUL)".to_string(),
-        byte if byte.is_ascii_graphic() => return format!("an entry of type '{}'", byte as char),
-        byte => return format!("an entry of type {byte:#04x}"),
-    };
-    format!("{what} (type '{}')", type_flag as char)
-}
-
-/// The `size` bytes of an entry (`name` names it if the stream ends inside it).
-fn read_data<R: Read>(
-    entry: &mut tar::Entry<'_, R>,
-    size: u64,
-    name: &str,
-) -> Result<Vec<u8>, BundleErrorKind> {
-    let mut bytes = Vec::new();
-    entry.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 != size {
-        return Err(BundleErrorKind::Archive(format!(
-            "the tar stream ends inside {name} ({} of its {size} bytes)",
-            bytes.len()
-        )));
-    }
-    Ok(bytes)
-}
-
-/// A reader that remembers whether the reader below it failed: then an error of the tar reader
-/// above is the gzip stream's (an I/O error), else the tar stream's own (malformed).
-struct Watched<'a, R> {
-    inner: R,
-    failed: &'a Cell<bool>,
-}
-
-impl<R: Read> Read for Watched<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.inner.read(buf).inspect_err(|_| self.failed.set(true))
-    }
-}
-
-/// What follows the entries, to the end of the gzip member (whose trailer the decoder checks
-/// there): only zeros, at most the marker's second block and a record of padding. The number
-/// of zero bytes read; the tar reader has consumed the first zero block, if any.
-fn padding<R: Read>(stream: &mut Counted<Take<R>>) -> Result<u64, BundleErrorKind> {
-    let mut rest = 0u64;
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = stream.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        if buf[..n].iter().any(|&b| b != 0) {
-            return Err(BundleErrorKind::Archive(
-                "data follows the tar end-of-archive marker (another archive or a hidden \
-                 entry); nothing but zero padding may follow it"
-                    .to_string(),
-            ));
-        }
-        rest += n as u64;
-        if TAR_BLOCK + rest > 2 * TAR_BLOCK + TAR_RECORD {
-            return Err(BundleErrorKind::Archive(format!(
-                "more than {TAR_RECORD} bytes of zeros pad the tar stream after its \
-                 end-of-archive marker"
-            )));
-        }
-    }
-    if stream.inner.limit() == 0 {
-        return Err(BundleErrorKind::TooLarge);
-    }
-    Ok(rest)
-}
-
-/// The tar reader stopped at a zero block (consumed) or at the end of the stream (then
-/// nothing followed): with `padding` zero bytes after where it stopped and `length` bytes in
-/// all, the stream ends with the end-of-archive marker (two zero blocks) in whole blocks.
-fn end_marker(padding: u64, length: u64) -> Result<(), BundleErrorKind> {
-    if padding < TAR_BLOCK {
-        return Err(BundleErrorKind::Archive(
-            "the tar stream does not end with its end-of-archive marker (two zero blocks): \
-             it was cut short"
-                .to_string(),
-        ));
-    }
-    if !length.is_multiple_of(TAR_BLOCK) {
-        return Err(BundleErrorKind::Archive(format!(
-            "the tar stream is {length} bytes long, not a whole number of {TAR_BLOCK}-byte blocks"
-        )));
-    }
-    Ok(())
-}
-
 /// A bundle directory, or a bundle archive when `path` is a file.
 pub fn read_any(path: &Path) -> Result<Bundle, BundleError> {
     match std::fs::metadata(path) {
@@ -518,6 +331,7 @@ pub fn read_any(path: &Path) -> Result<Bundle, BundleError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::strict_tar::blocks::*;
     use tar::EntryType::{self, *};
 
     fn sample() -> BTreeMap<String, Vec<u8>> {
@@ -541,79 +355,8 @@ mod tests {
         assert!(bundle.irregular.is_empty());
     }
 
-    /// A header as [`write_archive`] writes one (ustar) for an entry of `kind` and `size` bytes,
-    /// `name` written raw into its name field (the tar crate's own path check would refuse some
-    /// of these names), its checksum set.
-    fn ustar(name: &str, kind: EntryType, size: u64) -> tar::Header {
-        let mut header = tar::Header::new_ustar();
-        fill(&mut header, name, kind, size);
-        header
-    }
-
-    /// The same in an old GNU header (magic `ustar  `, GNU tar's default format): the tar
-    /// crate's builder writes its GNU long names in one.
-    fn old_gnu(name: &str, kind: EntryType, size: u64) -> tar::Header {
-        let mut header = tar::Header::new_gnu();
-        fill(&mut header, name, kind, size);
-        header
-    }
-
-    fn fill(header: &mut tar::Header, name: &str, kind: EntryType, size: u64) {
-        header.set_entry_type(kind);
-        header.set_size(size);
-        header.set_mode(0o644);
-        header.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
-        header.set_cksum();
-    }
-
-    /// An entry as it sits in a tar stream: its header block, then its data in whole blocks.
-    fn block(header: &tar::Header, data: &[u8]) -> Vec<u8> {
-        let mut bytes = header.as_bytes().to_vec();
-        bytes.extend_from_slice(data);
-        bytes.resize(bytes.len().next_multiple_of(512), 0);
-        bytes
-    }
-
-    /// A regular file as [`write_archive`] writes one.
-    fn file(name: &str, data: &[u8]) -> Vec<u8> {
-        block(&ustar(name, Regular, data.len() as u64), data)
-    }
-
-    /// A PAX header (`XHeader` or `XGlobalHeader`) named `name` holding `records`
-    /// (`key=value`), each as `<length> key=value\n` with the length counting itself.
-    fn pax(kind: EntryType, name: &str, records: &[&str]) -> Vec<u8> {
-        let mut data = String::new();
-        for record in records {
-            let body = format!(" {record}\n");
-            let mut length = body.len() + 1;
-            while format!("{length}{body}").len() != length {
-                length += 1;
-            }
-            data.push_str(&format!("{length}{body}"));
-        }
-        block(&ustar(name, kind, data.len() as u64), data.as_bytes())
-    }
-
-    /// A GNU long name (`L`) or long link name (`K`) entry for `name`, as the tar crate's
-    /// builder writes one: an old GNU header named `././@LongLink`, the name and a NUL.
-    fn long_name(kind: EntryType, name: &str) -> Vec<u8> {
-        let data = [name.as_bytes(), b"\0"].concat();
-        block(&old_gnu("././@LongLink", kind, data.len() as u64), &data)
-    }
-
-    /// The gzip'd tar stream of `entries` and its end-of-archive marker.
-    fn archive_of(entries: &[Vec<u8>]) -> Vec<u8> {
-        gzip(&[entries.concat(), vec![0; 1024]].concat())
-    }
-
     fn raw_tar(entries: &[(&str, EntryType, &[u8])]) -> Vec<u8> {
         gzip(&plain_tar(entries))
-    }
-
-    fn gzip(bytes: &[u8]) -> Vec<u8> {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(bytes).unwrap();
-        gz.finish().unwrap()
     }
 
     /// The tar stream of `entries` (ustar headers), with its end-of-archive marker.
@@ -874,7 +617,7 @@ mod tests {
     fn a_gnu_long_name_is_refused_unless_it_is_the_one_the_writer_gives() {
         let long = case_path(200);
         let receipt = || file("receipt.json", b"{}");
-        let for_long = || long_name(GNULongName, &long);
+        let for_long = || gnu_long_name(GNULongName, &long);
         let tail = |what: &str| {
             format!(
                 "{what}; a bundle archive has one only just before the file whose path a ustar \
@@ -883,7 +626,7 @@ mod tests {
         };
         // The disguise: a long name for a path a ustar header holds, over another name.
         assert_eq!(
-            refused(&[long_name(GNULongName, "receipt.json"), file("inputs/matrix.json", b"{}")]),
+            refused(&[gnu_long_name(GNULongName, "receipt.json"), file("inputs/matrix.json", b"{}")]),
             tail("entry 1 (././@LongLink) is a GNU long name (type 'L') for receipt.json, a path a ustar header holds")
         );
         // A file whose own name is not the start of the long name before it.
@@ -941,7 +684,7 @@ mod tests {
         let huge = format!("{}/x", "a/".repeat(5000));
         assert!(refused(&[
             receipt(),
-            long_name(GNULongName, &huge),
+            gnu_long_name(GNULongName, &huge),
             file(&huge[..100], b"")
         ])
         .starts_with(
@@ -954,7 +697,7 @@ mod tests {
             "the tar stream ends inside a GNU long name (10 of its 260 bytes)"
         );
         // A long link name: no link is ever an entry.
-        let what = refused(&[receipt(), long_name(GNULongLink, &long)]);
+        let what = refused(&[receipt(), gnu_long_name(GNULongLink, &long)]);
         assert_eq!(
             what,
             format!("entry 2 (././@LongLink) is a GNU long link name (type 'K'){ONLY}")

@@ -3,6 +3,8 @@
 //! - `synthetic`: a consistent synthetic bundle of N cases, the specimen that must verify;
 //! - `util`: per-test temp dirs, the synthetic specimen, running the `scopebox-verify` binary;
 //! - `verify_cli`: the binary's check list, `--json` document and documented exit codes;
+//! - `candidate_archive`: the reference bundle's candidate archives read as packed; a PAX or
+//!   GNU extension header, a link or a second gzip member in one is refused, the entry named;
 //! - `bundle_safety`: symlinks, FIFOs, garbage and missing receipts never panic or pass;
 //! - `selftest`: every mutation class is rejected, and digest-consistent ones by semantic checks;
 //! - `signing`: keygen, sign, verify with the right and wrong key, envelope edits;
@@ -18,6 +20,7 @@
 
 mod bundle_archive;
 mod bundle_safety;
+mod candidate_archive;
 pub mod hostile;
 mod hostile_bundles;
 mod interop;
