@@ -767,14 +767,17 @@ mod tests {
         expected.remove(RECEIPT_FILE);
         assert_eq!(bundle.files, expected);
         assert!(bundle.irregular.is_empty());
-        let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(gz.as_slice()));
-        let long_names = tar
-            .entries()
+        assert_eq!(long_names(&gz), 3);
+    }
+
+    /// How many GNU long-name entries the archive `gz` holds (read raw).
+    fn long_names(gz: &[u8]) -> usize {
+        let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(gz));
+        tar.entries()
             .unwrap()
             .raw(true)
             .filter(|e| e.as_ref().unwrap().header().entry_type() == GNULongName)
-            .count();
-        assert_eq!(long_names, 3);
+            .count()
     }
 
     #[test]
@@ -792,14 +795,7 @@ mod tests {
         for path in paths {
             let files = BTreeMap::from([(path.clone(), b"x".to_vec())]);
             let gz = write_archive(&files, Vec::new()).unwrap();
-            let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(gz.as_slice()));
-            let long_names = tar
-                .entries()
-                .unwrap()
-                .raw(true)
-                .filter(|e| e.as_ref().unwrap().header().entry_type() == GNULongName)
-                .count();
-            assert_eq!(long_names == 0, fits_ustar(path.as_bytes()), "{path}");
+            assert_eq!(long_names(&gz) == 0, fits_ustar(path.as_bytes()), "{path}");
             let read = read_archive_from(Path::new("t"), gz.as_slice());
             assert!(
                 matches!(read, Err(BundleErrorKind::NoReceipt)),
