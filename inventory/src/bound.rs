@@ -92,7 +92,7 @@ pub fn guarded<T>(read: impl FnOnce() -> T) -> T {
 ///
 /// Refused: a source over a bound on its own, and, inside [`guarded`], a
 /// source that would take the rows built for this document past
-/// [`BUILD_FACTOR`] times the bounds. The rule never lists either: a source
+/// `BUILD_FACTOR` times the bounds. The rule never lists either: a source
 /// it lists has every source before it in the document listed, so at most
 /// one bound's worth of rows was built for those, and builders read in the
 /// document's order except for at most two files per profile that are read

@@ -88,7 +88,7 @@ pub fn read_archive(path: &Path) -> Result<Bundle, BundleError> {
 /// The archive must be exactly what [`write_archive`] writes, as far as its format goes: one
 /// gzip member (its CRC and length checked) and nothing after it; inside, one tar stream of
 /// the entries the writer gives (regular files in ustar headers, a GNU long name before one
-/// whose path needs it: `Found`'s [`ArchiveContents`]) whose last entry is followed by the
+/// whose path needs it: `Found`'s `ArchiveContents`) whose last entry is followed by the
 /// end-of-archive marker (two zero blocks) and at most one record of zero padding (tar's
 /// default record, [`TAR_RECORD`]), in whole blocks — the framing `strict_tar` reads, shared
 /// with the candidate archive's reader. Anything else — a second gzip member, bytes after the
