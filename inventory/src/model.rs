@@ -188,8 +188,16 @@ pub enum Reason {
     /// gemini-cli: a `trustedFolders.json` value that is not a trust level
     /// (Gemini CLI refuses to start).
     InvalidTrustLevel,
-    /// continue: more directory entries than the listing bound.
+    /// More entries than a bound lets one client read: Continue's block
+    /// directory (`read::LIST_LIMIT` entries, 64 block files), or the project
+    /// levels a client walks above the root (`profile::MAX_PROJECT_LEVELS`;
+    /// on the source standing for the levels not read).
     TooManyEntries,
+    /// A YAML file whose tree is more than the reader builds from one file:
+    /// more nodes than `profile::dsh::yaml::MAX_NODES`, or anchors and aliases
+    /// copying in more text than `MAX_ALIAS_TEXT` (`too-large`, like a file
+    /// over the read limit; the parse stops there).
+    TooManyNodes,
     // --- the document (bound.rs) ---
     /// Listing this source's rows would take the document past its bound on
     /// server rows (or on the bytes of their names), or an earlier source's
@@ -232,6 +240,7 @@ impl Reason {
             Reason::UnsupportedMergeKey => "unsupported-merge-key",
             Reason::InvalidTrustLevel => "invalid-trust-level",
             Reason::TooManyEntries => "too-many-entries",
+            Reason::TooManyNodes => "too-many-nodes",
             Reason::TooManyServers => "too-many-servers",
         }
     }
@@ -271,6 +280,16 @@ impl Unavailable {
         Unavailable {
             position: Some(Position::of_offset(bytes, offset)),
             ..Unavailable::malformed(reason)
+        }
+    }
+
+    /// A parser's refusal of `bytes` at `offset`: `too-large` for a file
+    /// bigger than the parser takes on (`too-many-nodes`: no position, like a
+    /// file over the read limit), else [`Unavailable::malformed_at`].
+    pub fn refused_at(reason: Reason, bytes: &[u8], offset: usize) -> Unavailable {
+        match reason {
+            Reason::TooManyNodes => Unavailable::new(FileState::TooLarge, reason),
+            _ => Unavailable::malformed_at(reason, bytes, offset),
         }
     }
 }

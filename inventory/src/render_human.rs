@@ -207,6 +207,11 @@ fn write_section(
             let why = match s.state {
                 FileState::Present => "(none)".to_owned(),
                 _ if crate::bound::is_withheld(s) => withheld_note(),
+                _ if stands_for_unread_levels(profile, s) => format!(
+                    "(not read: past the bound of {} project levels: this level and every \
+                     one above it up to the project's top are not read)",
+                    crate::profile::MAX_PROJECT_LEVELS
+                ),
                 other => format!("(none observed: source {})", other.as_str()),
             };
             writeln!(o, "    {why}")?;
@@ -221,6 +226,13 @@ fn write_section(
 
     writeln!(o)?;
     write_instructions(o, instructions)
+}
+
+/// Whether `s` is the source a walking client lists for the project levels
+/// past its bound (`profile::project_levels`).
+fn stands_for_unread_levels(profile: &dyn Profile, s: &Source) -> bool {
+    s.reason == Some(crate::model::Reason::TooManyEntries)
+        && profile.ancestor_project_scopes().contains(&s.scope)
 }
 
 /// Why a source withheld by the document's bound lists no row.
@@ -485,8 +497,9 @@ const LEGEND: [(&str, &str); 26] = [
     ),
     (
         "too-large",
-        "over the 1 MiB read limit, too many directory entries, or too many servers for one \
-         document (too-many-servers): nothing in it is listed",
+        "over the 1 MiB read limit, too many directory entries or project levels \
+         (too-many-entries), a YAML tree too large to build (too-many-nodes), or too many \
+         servers for one document (too-many-servers): nothing in it is listed",
     ),
     (
         "unreadable",

@@ -254,20 +254,33 @@ fn a_dsh_winner_name_repeated_by_every_row_it_shadows_counts_toward_the_bound() 
 
 #[test]
 fn yaml_aliases_cannot_multiply_a_name_past_the_bound() {
-    // One 100,000-byte name, anchored and aliased by 99 more entries: 10 MB of
-    // names from a 100 KB file.
+    // One file's anchors and aliases copy in at most 1 MiB of text (a file
+    // past that is too-many-nodes: tests/work_bound.rs), but a name they
+    // repeat is repeated by every row: a 100,000-byte name aliased by 9 more
+    // entries makes 1 MB of names from a 100 KB file. Nine such blocks take
+    // the document past its 8 MiB of names: the ninth is withheld.
     let t = Tree::new();
     let name = "n".repeat(100_000);
     let mut yaml = format!("mcpServers:\n  - name: &a {name}\n    command: x\n");
-    for _ in 0..99 {
+    for _ in 0..9 {
         yaml.push_str("  - name: *a\n    command: x\n");
     }
-    t.write(&root(".continue/mcpServers/a.yaml"), yaml);
+    for i in 0..9 {
+        t.write(&root(&format!(".continue/mcpServers/a{i}.yaml")), &yaml);
+    }
     let out = t.run(&[".", "--client", "continue", "--json"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stdout.len() < 100_000, "{} bytes", out.stdout.len());
+    assert!(
+        out.stdout.len() < MAX_NAME_BYTES + 100_000,
+        "{} bytes",
+        out.stdout.len()
+    );
     let j = out.json();
-    assert_eq!(state(sources_of(&j, None, "workspace-block")[0]), WITHHELD);
-    assert_eq!(j["servers"].as_array().unwrap().len(), 0);
-    assert!(100 * name.len() > MAX_NAME_BYTES);
+    let blocks = sources_of(&j, None, "workspace-block");
+    for block in &blocks[..8] {
+        assert_eq!(state(block), ("present", None, 10));
+    }
+    assert_eq!(state(blocks[8]), WITHHELD);
+    assert_eq!(j["servers"].as_array().unwrap().len(), 80);
+    assert!(8 * 10 * name.len() <= MAX_NAME_BYTES && 9 * 10 * name.len() > MAX_NAME_BYTES);
 }

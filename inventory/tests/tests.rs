@@ -17,3 +17,4 @@ mod row_bound; // the document's bound on server rows: whole sources withheld, e
 mod safety; // canaries, sentinel, no writes, terminal sanitization
 mod states; // every file state and every bad input, through the binary
 mod vscode; // --client vscode: origins × states, JSONC, bare map/wrapper/mixed, sameNameIn, contract
+mod work_bound; // per-file and per-walk bounds: YAML nodes, alias copies, project levels

@@ -6,14 +6,17 @@
 //! |------------|--------------------------------------------------------------|
 //! | `managed`  | `/etc/codex/managed_config.toml` (Windows: `$CODEX_HOME\managed_config.toml`) |
 //! | `project`  | `<root>/.codex/config.toml`                                  |
-//! | `ancestor` | `<dir>/.codex/config.toml` for each ancestor up to the project root (the nearest `.git`) |
+//! | `ancestor` | `<dir>/.codex/config.toml` for each ancestor up to the project root (the nearest `.git`), 63 at most |
 //! | `user`     | `$CODEX_HOME/config.toml` (default `~/.codex/config.toml`)   |
 //! | `system`   | `/etc/codex/config.toml` (Windows: `C:\ProgramData\OpenAI\Codex\config.toml`) |
 //!
 //! Servers under `mcp_servers.<name>`. Codex merges the layers table by table,
 //! so a higher layer's `[mcp_servers.x]` overrides the fields it names
 //! (`possibleShadowedBy`). A project level whose `.codex` is `$CODEX_HOME`
-//! itself is the user layer, not a project layer (Codex skips it too).
+//! itself is the user layer, not a project layer (Codex skips it too). At most
+//! `MAX_PROJECT_LEVELS` (64) project levels are read: past them one more
+//! `ancestor` source, the first unread level's file, stands unread for all of
+//! them (`too-large` / `too-many-entries`; `profile::project_levels`).
 //!
 //! Trust gate: Codex loads a project layer only when the project is trusted
 //! under `[projects."<path>"] trust_level = "trusted"` in the user or system
@@ -43,7 +46,9 @@ use crate::model::{Instruction, Shape, Transport, Tri};
 use crate::profile::codex_launch;
 use crate::profile::grammar::{leading_args, switch, Switch};
 use crate::profile::layers::{self, Checked, Container, Layer, Precedence, Syntax};
-use crate::profile::{coverage, project_levels, Candidate, Context, Inventory, Profile, Shadowing};
+use crate::profile::{
+    coverage, project_levels, Candidate, Context, Inventory, Profile, ProjectLevels, Shadowing,
+};
 use crate::shape::{is_string, map_value, string_array_value};
 
 pub const MANAGED: &str = "managed";
@@ -285,13 +290,12 @@ impl Profile for Codex {
         let c = Container::Map(&["mcp_servers"]);
         let t = Syntax::Toml;
         let home = codex_home(ctx);
-        let all_levels = project_levels(&ctx.root.canonical, ".git", false);
-        let levels: Vec<&Path> = all_levels
-            .iter()
-            .copied()
-            .filter(|dir| home.as_deref() != Some(dir.join(".codex").as_path()))
-            .collect();
-        let n = levels.len();
+        let walk = project_levels(&ctx.root.canonical, ".git", false);
+        let not_home = |dir: &&Path| home.as_deref() != Some(dir.join(".codex").as_path());
+        let levels: Vec<&Path> = walk.read.iter().copied().filter(not_home).collect();
+        // The levels past the bound: the first one's file stands for all of them.
+        let unread: Vec<&Path> = walk.unread.iter().copied().filter(not_home).collect();
+        let n = levels.len() + usize::from(!unread.is_empty());
 
         let managed = Layer::system(ctx, MANAGED, "/etc/codex/managed_config.toml", t, c, 0);
         let user = Layer::new(
@@ -314,10 +318,20 @@ impl Profile for Codex {
         let trust_known = [&user_source, &system_source]
             .iter()
             .all(|s| s.state.is_complete());
-        let project_root = all_levels.last().copied();
+        let project_root = walk.top();
         // A `.git` that is a file: a worktree (metadata only, never opened).
         let worktree = project_root.is_some_and(|r| crate::read::probe_file(r, &[".git"]).is_ok());
 
+        let trusted = |dir: &Path| {
+            if !trust_known {
+                return Tri::Unknown;
+            }
+            match trust.decide(dir, &ctx.root.explicit, &ctx.root.canonical, project_root) {
+                Some(b) => Tri::Known(b),
+                None if worktree => Tri::Unknown,
+                None => Tri::Known(false),
+            }
+        };
         let mut layers_in_order = vec![managed];
         for (i, dir) in levels.iter().enumerate() {
             let scope = if *dir == ctx.root.canonical {
@@ -326,15 +340,18 @@ impl Profile for Codex {
                 ANCESTOR
             };
             let mut l = Layer::new(scope, Some(dir), ".codex/config.toml", "", t, c, 1 + i);
-            l.trusted = Some(if !trust_known {
-                Tri::Unknown
-            } else {
-                match trust.decide(dir, &ctx.root.explicit, &ctx.root.canonical, project_root) {
-                    Some(b) => Tri::Known(b),
-                    None if worktree => Tri::Unknown,
-                    None => Tri::Known(false),
-                }
-            });
+            l.trusted = Some(trusted(dir));
+            layers_in_order.push(l);
+        }
+        if let Some(first) = unread.first() {
+            let rank = 1 + levels.len();
+            let mut l = Layer::new(ANCESTOR, Some(first), ".codex/config.toml", "", t, c, rank);
+            l.not_read = Some(ProjectLevels::NOT_READ);
+            // The levels' trust when they all agree (Codex loads all of them or
+            // none), else unknown.
+            let mut answers = unread.iter().map(|dir| trusted(dir));
+            let agreed = answers.next().filter(|a| answers.all(|b| b == *a));
+            l.trusted = Some(agreed.unwrap_or(Tri::Unknown));
             layers_in_order.push(l);
         }
         let mut sources = Vec::with_capacity(layers_in_order.len() + 2);
@@ -358,13 +375,14 @@ impl Profile for Codex {
         Inventory {
             sources,
             servers,
-            instructions: instruction_candidates(&all_levels, home.as_deref()),
+            instructions: instruction_candidates(&walk.read, home.as_deref()),
             coverage: coverage(&NOT_EXAMINED),
         }
     }
 }
 
-/// `AGENTS.override.md` and `AGENTS.md` at every project level and in the
+/// `AGENTS.override.md` and `AGENTS.md` at every project level read (the
+/// levels past the bound are listed as one source, not probed) and in the
 /// Codex home (metadata only).
 fn instruction_candidates(levels: &[&Path], home: Option<&Path>) -> Vec<Instruction> {
     const NAMES: [&str; 2] = ["AGENTS.override.md", "AGENTS.md"];

@@ -469,7 +469,7 @@ fn yaml_rows(bytes: &[u8], fold_case: bool) -> Result<Vec<LayerRow>, Unavailable
     // The block is a slice of the file: report where in the file parsing stopped.
     let block_start = block.as_ptr() as usize - text.as_ptr() as usize;
     let doc = yaml::parse_located(block)
-        .map_err(|(r, at)| Unavailable::malformed_at(r, bytes, block_start + at))?;
+        .map_err(|(r, at)| Unavailable::refused_at(r, bytes, block_start + at))?;
     let Value::Array(entries) = &doc else {
         return Err(malformed(Reason::WrongContainerType));
     };

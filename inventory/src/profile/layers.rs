@@ -58,7 +58,8 @@ impl Syntax {
     }
 
     /// Parse `bytes` into a tree, or the file's malformed state with the
-    /// position where parsing stopped.
+    /// position where parsing stopped (`too-large`, without one, for a YAML
+    /// file past the reader's node bound).
     pub fn parse<'a>(self, bytes: &'a [u8]) -> Result<Value<'a>, Unavailable> {
         let located = match self {
             Syntax::Json(o) => json::parse_located(bytes, &o).map_err(|(e, at)| (e.reason(), at)),
@@ -68,7 +69,7 @@ impl Syntax {
                 Err(e) => Err((Reason::InvalidUtf8, e.valid_up_to())),
             },
         };
-        located.map_err(|(reason, at)| Unavailable::malformed_at(reason, bytes, at))
+        located.map_err(|(reason, at)| Unavailable::refused_at(reason, bytes, at))
     }
 }
 
@@ -111,6 +112,10 @@ pub struct Layer {
     pub rank: usize,
     /// The client's own trust gate for this file, when it has one.
     pub trusted: Option<Tri>,
+    /// A file deliberately not read, listed in this state instead: the first
+    /// project level past `profile::MAX_PROJECT_LEVELS`, standing for every
+    /// level not read.
+    pub not_read: Option<Unavailable>,
 }
 
 impl Layer {
@@ -134,6 +139,7 @@ impl Layer {
             container,
             rank,
             trusted: None,
+            not_read: None,
         }
     }
 
@@ -333,6 +339,10 @@ pub fn read_with(
     inspect: &mut dyn FnMut(&Value),
 ) -> (Source, Vec<(Server, Option<bool>)>) {
     let mut source = layer.source();
+    if let Some(u) = layer.not_read {
+        source.set(u);
+        return (source, Vec::new());
+    }
     let Some(base) = &layer.base else {
         source.set(Unavailable::new(FileState::Unreadable, Reason::HomeNotSet));
         return (source, Vec::new());

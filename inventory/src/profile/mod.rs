@@ -256,22 +256,68 @@ pub fn default_source_report(s: &Source, width: usize, o: &mut String) {
 
 // ---- building blocks shared by profiles ----
 
+/// Project levels a client reads, at most: the root and the 63 ancestors
+/// nearest to it. A real root lies a handful of levels below its repository's
+/// top (a deep package directory, a dozen or so); only the path length bounds
+/// the walk otherwise (some 2,000 levels, each a file of up to 1 MiB to
+/// parse). Continue's block directory is bounded alike (64 files).
+pub const MAX_PROJECT_LEVELS: usize = 64;
+
 /// A client's project directories: the root and its ancestors up to the
 /// nearest one holding `marker` (e.g. `.git`), nearest first. Without a
 /// marker anywhere, only the root (`walk_to_top: false`) or every ancestor up
 /// to `/` (`true`).
-pub fn project_levels<'r>(root: &'r Path, marker: &str, walk_to_top: bool) -> Vec<&'r Path> {
+///
+/// At most [`MAX_PROJECT_LEVELS`] of them are read ([`ProjectLevels::read`]);
+/// the walk itself goes on (one `lstat` a level) so the project's top is
+/// known. The levels past the bound are never silently dropped: a client
+/// lists the files of the first of them, unread, in the state
+/// [`ProjectLevels::NOT_READ`], for all of them ([`layers::Layer::not_read`]).
+pub fn project_levels<'r>(root: &'r Path, marker: &str, walk_to_top: bool) -> ProjectLevels<'r> {
     let mut levels = Vec::new();
+    let mut found = false;
     for dir in root.ancestors() {
         levels.push(dir);
         if crate::read::entry_exists(dir, marker) {
-            return levels;
+            found = true;
+            break;
         }
     }
-    if walk_to_top {
-        levels
-    } else {
-        vec![root]
+    if !found && !walk_to_top {
+        levels = vec![root];
+    }
+    let unread = levels.split_off(levels.len().min(MAX_PROJECT_LEVELS));
+    ProjectLevels {
+        read: levels,
+        unread,
+    }
+}
+
+/// The levels of [`project_levels`], split at the bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectLevels<'r> {
+    /// The levels read, nearest first (the root first): at most
+    /// [`MAX_PROJECT_LEVELS`].
+    pub read: Vec<&'r Path>,
+    /// The levels past the bound, nearest first: never read, no file in them
+    /// opened.
+    pub unread: Vec<&'r Path>,
+}
+
+impl<'r> ProjectLevels<'r> {
+    /// The state of the source that stands for the levels not read:
+    /// `too-large` / `too-many-entries` (an incomplete inventory; a project
+    /// file for `--fail-on project-server`, which it leaves undecided).
+    pub const NOT_READ: Unavailable = Unavailable {
+        state: FileState::TooLarge,
+        reason: Some(Reason::TooManyEntries),
+        position: None,
+    };
+
+    /// The outermost level: the one holding the marker, else the last one
+    /// walked.
+    pub fn top(&self) -> Option<&'r Path> {
+        self.unread.last().or(self.read.last()).copied()
     }
 }
 

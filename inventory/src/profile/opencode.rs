@@ -1,7 +1,9 @@
 //! The OpenCode profile (`--client opencode`): the files OpenCode merges, as
 //! its config loader does. Project: `opencode.jsonc` and `opencode.json` at
 //! the root and at every ancestor up to the nearest `.git` (OpenCode's
-//! worktree; without one, every ancestor up to `/`), all `opencode.jsonc`
+//! worktree; without one, every ancestor up to `/`; at most 64 levels, past
+//! which the first unread level's two files stand unread for all of them:
+//! `too-large` / `too-many-entries`), all `opencode.jsonc`
 //! files merged first (outermost first), then all `opencode.json` files, so
 //! the nearest `opencode.json` wins. Global: `~/.config/opencode/` with
 //! `config.json`, `opencode.json`, `opencode.jsonc` (later wins). Servers under
@@ -17,12 +19,16 @@
 //! This profile must never run anything, resolve `{env:...}`/`{file:...}`, or
 //! report a field's value.
 
+use std::path::Path;
+
 use crate::host::Os;
 use crate::json::Value;
 use crate::model::{Shape, Transport};
 use crate::profile::grammar::{switch, Switch};
 use crate::profile::layers::{self, Checked, Container, Layer, Precedence, Syntax};
-use crate::profile::{coverage, project_levels, Candidate, Context, Inventory, Profile, Shadowing};
+use crate::profile::{
+    coverage, project_levels, Candidate, Context, Inventory, Profile, ProjectLevels, Shadowing,
+};
 use crate::shape::{is_string, map_value, string_array_value};
 
 pub const PROJECT_JSON: &str = "project-json";
@@ -218,25 +224,33 @@ impl Profile for OpenCode {
     fn inventory(&self, ctx: &Context) -> Inventory {
         let c = Container::Map(&["mcp"]);
         let s = Syntax::JSONC_NO_BOM;
-        let levels = project_levels(&ctx.root.canonical, ".git", true);
+        let walk = project_levels(&ctx.root.canonical, ".git", true);
+        // The levels read, then the first level past the bound, whose files
+        // stand (unread) for those of every level past it.
+        let levels: Vec<(&Path, bool)> = walk
+            .read
+            .iter()
+            .map(|dir| (*dir, false))
+            .chain(walk.unread.first().map(|dir| (*dir, true)))
+            .collect();
         let n = levels.len();
         let mut layers = Vec::with_capacity(2 * n + 3);
-        for (i, dir) in levels.iter().enumerate() {
+        for (i, (dir, not_read)) in levels.iter().enumerate() {
             let (jsonc, json) = if i == 0 {
                 (PROJECT_JSONC, PROJECT_JSON)
             } else {
                 (ANCESTOR_JSONC, ANCESTOR_JSON)
             };
-            layers.push(Layer::new(
-                jsonc,
-                Some(dir),
-                "opencode.jsonc",
-                "",
-                s,
-                c,
-                n + i,
-            ));
-            layers.push(Layer::new(json, Some(dir), "opencode.json", "", s, c, i));
+            let mut pair = [
+                Layer::new(jsonc, Some(dir), "opencode.jsonc", "", s, c, n + i),
+                Layer::new(json, Some(dir), "opencode.json", "", s, c, i),
+            ];
+            if *not_read {
+                for l in &mut pair {
+                    l.not_read = Some(ProjectLevels::NOT_READ);
+                }
+            }
+            layers.extend(pair);
         }
         let home = ctx.host.home.as_deref();
         for (scope, file, rank) in [

@@ -15,6 +15,14 @@
 //! tree is built from parser events with an explicit stack: no recursion over
 //! input, so no input can overflow the stack.
 //!
+//! Owns too the bound on the work one file may cost, whichever profile reads
+//! it: a tree of at most [`MAX_NODES`] nodes, into which anchors and aliases
+//! copy at most [`MAX_ALIAS_TEXT`] bytes of text. Past either the file is
+//! `too-many-nodes` (a `too-large` file) and the parse stops on the spot:
+//! saphyr spends about a quarter of a microsecond per node, so a 1 MiB file of
+//! one-byte items (524,000 nodes) would cost 0.14 s, and Continue reads 65
+//! YAML files.
+//!
 //! It must never evaluate a tag, expand a `${VAR}`, or let parser text
 //! (messages) escape: every failure is a [`Reason`] code, with the offset
 //! where parsing stopped (a position is not a secret). The same reader takes
@@ -39,6 +47,19 @@ pub const MAX_DEPTH: usize = 64;
 /// Maximum number of nodes one block may copy: anchored nodes that an alias
 /// refers to, plus every alias expansion.
 pub const ALIAS_NODE_LIMIT: usize = 10_000;
+
+/// Nodes one file's tree may hold: every scalar (a mapping key too), every
+/// sequence and mapping, and every node an alias copies in. 1.4 times the
+/// densest file the benchmarks read (`bench/dsh.sh` B: a 1 MiB managed block
+/// of 4,025 full rows, 92,579 nodes), some fifty times a real configuration's
+/// few thousand; a 1 MiB file of one-byte items is four times as many.
+pub const MAX_NODES: usize = 1 << 17;
+
+/// Bytes of text (strings and mapping keys) one file's anchors and aliases
+/// may copy, in all: as much as the file itself may hold (the read limit), so
+/// an alias never makes a tree much larger than its file. Without it 99
+/// aliases of one long scalar copied 100 MB out of a 1 MiB file.
+pub const MAX_ALIAS_TEXT: usize = crate::read::READ_LIMIT;
 
 /// The `yaml` package's `maxAliasCount` default: DSH's `doc.toJS()` throws
 /// (the whole file fails) once an anchor's resolutions times its alias count
@@ -96,11 +117,13 @@ enum Frame<'a> {
     },
 }
 
-/// A finished anchored node: its value, node count and height.
+/// A finished anchored node: its value, node count, height and the bytes of
+/// text a copy of it copies.
 struct Anchored<'a> {
     value: Value<'a>,
     nodes: usize,
     height: usize,
+    text: usize,
 }
 
 /// What `getAliasCount` (the `yaml` package) sees in a node: whether it holds
@@ -162,6 +185,8 @@ pub fn parse_located(text: &str) -> Result<Value<'_>, (Reason, usize)> {
         anchors: HashMap::new(),
         referenced,
         copied_nodes: 0,
+        nodes: 0,
+        copied_text: 0,
         root: None,
         documents: 0,
     };
@@ -187,17 +212,51 @@ fn scan_error(e: saphyr_parser::ScanError) -> Reason {
 /// The anchors some alias refers to. Only those are kept (copied) while the
 /// tree is built, so anchors nobody uses cost nothing, and nested anchors
 /// cannot multiply copies. A block without `*` has no alias: no pre-pass.
+///
+/// The pre-pass stops after [`MAX_NODES`] nodes: the tree counts every one of
+/// them (an alias counts at least one), so the build stops there at the
+/// latest, and what lies further is never needed.
 fn referenced_anchors(block: &str) -> Result<HashSet<usize>, saphyr_parser::ScanError> {
     let mut ids = HashSet::new();
     if !block.contains('*') {
         return Ok(ids);
     }
+    let mut nodes = 0usize;
     for event in Parser::new_from_str(block) {
-        if let (Event::Alias(id), _) = event? {
-            ids.insert(id);
+        match event?.0 {
+            Event::Alias(id) => {
+                ids.insert(id);
+            }
+            Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..) => {}
+            _ => continue,
+        }
+        nodes += 1;
+        if nodes > MAX_NODES {
+            break;
         }
     }
     Ok(ids)
+}
+
+/// The bytes of text (strings and mapping keys) in `value`: what a copy of
+/// it copies. Walked with an explicit stack, never recursion.
+fn text_bytes(value: &Value) -> usize {
+    let mut total = 0usize;
+    let mut pending = vec![value];
+    while let Some(v) = pending.pop() {
+        match v {
+            Value::String(s) => total = total.saturating_add(s.len()),
+            Value::Array(items) => pending.extend(items),
+            Value::Object(o) => {
+                for (k, v) in o.iter() {
+                    total = total.saturating_add(k.len());
+                    pending.push(v);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    total
 }
 
 struct Builder<'a> {
@@ -215,12 +274,23 @@ struct Builder<'a> {
     referenced: HashSet<usize>,
     /// Nodes copied so far for referenced anchors and for aliases.
     copied_nodes: usize,
+    /// Nodes of the tree so far (see [`MAX_NODES`]).
+    nodes: usize,
+    /// Bytes of text copied so far for referenced anchors and for aliases
+    /// (see [`MAX_ALIAS_TEXT`]).
+    copied_text: usize,
     root: Option<Value<'a>>,
     documents: usize,
 }
 
 impl<'a> Builder<'a> {
     fn event(&mut self, event: Event<'a>, span: Span) -> Result<(), Reason> {
+        if matches!(
+            event,
+            Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..)
+        ) {
+            self.grow(1)?;
+        }
         match event {
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => Ok(()),
             Event::DocumentStart(_) => {
@@ -320,14 +390,21 @@ impl<'a> Builder<'a> {
                 let Some(a) = self.anchors.get(&id) else {
                     return Err(Reason::Syntax);
                 };
-                self.copied_nodes += a.nodes;
+                let (nodes, height, text) = (a.nodes, a.height, a.text);
+                self.copied_nodes += nodes;
                 if self.copied_nodes > ALIAS_NODE_LIMIT {
                     return Err(Reason::AliasLimit);
                 }
-                if self.stack.len() + a.height > MAX_DEPTH {
+                if self.stack.len() + height > MAX_DEPTH {
                     return Err(Reason::TooDeep);
                 }
-                let (value, nodes, height) = (a.value.clone(), a.nodes, a.height);
+                // Counted before the copy is made: a copy past a bound never is.
+                self.grow(nodes)?;
+                self.copy_text(text)?;
+                let value = match self.anchors.get(&id) {
+                    Some(a) => a.value.clone(),
+                    None => return Err(Reason::Syntax),
+                };
                 self.note(Summary {
                     scalar: false,
                     aliases: vec![id],
@@ -335,6 +412,24 @@ impl<'a> Builder<'a> {
                 self.finish(value, nodes, height)
             }
         }
+    }
+
+    /// Count `nodes` more nodes of the tree.
+    fn grow(&mut self, nodes: usize) -> Result<(), Reason> {
+        self.nodes = self.nodes.saturating_add(nodes);
+        if self.nodes > MAX_NODES {
+            return Err(Reason::TooManyNodes);
+        }
+        Ok(())
+    }
+
+    /// Count `bytes` more bytes of text copied for an anchor or an alias.
+    fn copy_text(&mut self, bytes: usize) -> Result<(), Reason> {
+        self.copied_text = self.copied_text.saturating_add(bytes);
+        if self.copied_text > MAX_ALIAS_TEXT {
+            return Err(Reason::TooManyNodes);
+        }
+        Ok(())
     }
 
     /// Record what a finished node holds in its parent's summary.
@@ -443,7 +538,8 @@ impl<'a> Builder<'a> {
     }
 
     /// Keep a copy of an anchored node, if an alias refers to it; the copy
-    /// counts against [`ALIAS_NODE_LIMIT`] like the alias itself.
+    /// counts against [`ALIAS_NODE_LIMIT`] and [`MAX_ALIAS_TEXT`] like the
+    /// alias itself.
     fn anchor(
         &mut self,
         id: usize,
@@ -458,12 +554,15 @@ impl<'a> Builder<'a> {
         if self.copied_nodes > ALIAS_NODE_LIMIT {
             return Err(Reason::AliasLimit);
         }
+        let text = text_bytes(value);
+        self.copy_text(text)?;
         self.anchors.insert(
             id,
             Anchored {
                 value: value.clone(),
                 nodes,
                 height,
+                text,
             },
         );
         Ok(())
@@ -865,6 +964,73 @@ mod tests {
             "]".repeat(MAX_DEPTH - 1)
         );
         assert_eq!(yaml(&deep), Err(Reason::TooDeep));
+    }
+
+    /// A flow sequence of `n` one-byte items: `1 + n` nodes.
+    fn ones(n: usize) -> String {
+        format!("[{}]", vec!["1"; n].join(","))
+    }
+
+    #[test]
+    fn a_tree_holds_at_most_max_nodes_and_the_parse_stops_there() {
+        assert_eq!(yaml(&ones(MAX_NODES - 1)).err(), None);
+        assert_eq!(yaml(&ones(MAX_NODES)).err(), Some(Reason::TooManyNodes));
+        // Keys and collections count: `{k0: [], …}` is 1 + 2n nodes.
+        let map: Vec<String> = (0..MAX_NODES / 2).map(|i| format!("k{i}: []")).collect();
+        let map = format!("{{{}}}", map.join(", "));
+        assert_eq!(yaml(&map).err(), Some(Reason::TooManyNodes));
+        // What follows the bound is never read: not the syntax error, not the
+        // pre-pass a `*` starts (which stops at the bound too).
+        let past = format!("{}\n]]\n", ones(MAX_NODES));
+        assert_eq!(yaml(&past).err(), Some(Reason::TooManyNodes));
+        let starred = format!("# *\n{past}");
+        assert_eq!(yaml(&starred).err(), Some(Reason::TooManyNodes));
+        // An earlier error still wins.
+        assert_eq!(
+            yaml(&format!("[!foo x, {}]", vec!["1"; MAX_NODES].join(","))).err(),
+            Some(Reason::UnsupportedTag)
+        );
+    }
+
+    #[test]
+    fn alias_copies_count_as_nodes() {
+        // `a: &a [1,000 items]`, `b` with `k` aliases of it, `c` with `m`
+        // items: 1 + (1 + 1,001) + (1 + 1 + 1,001 k) + (1 + 1 + m) nodes.
+        let doc = |k: usize, m: usize| {
+            format!(
+                "a: &a {}\nb: [{}]\nc: {}\n",
+                ones(1_000),
+                ["*a"].repeat(k).join(", "),
+                ones(m)
+            )
+        };
+        let at = MAX_NODES - 1_007 - 5 * 1_001;
+        assert_eq!(yaml(&doc(5, at)).err(), None);
+        assert_eq!(yaml(&doc(5, at + 1)).err(), Some(Reason::TooManyNodes));
+        // The same file without the aliases is far from the bound.
+        assert_eq!(yaml(&doc(0, at + 1)).err(), None);
+    }
+
+    #[test]
+    fn anchors_and_aliases_copy_in_at_most_max_alias_text() {
+        let long = "x".repeat(100_000);
+        let refs = |n: usize| ["*a"].repeat(n).join(", ");
+        // The anchor's copy and nine aliases: 1,000,000 bytes; one more is past.
+        let doc = |aliases: usize| format!("a: &a {long}\nb: [{}]\n", refs(aliases));
+        assert!(10 * long.len() <= MAX_ALIAS_TEXT && 11 * long.len() > MAX_ALIAS_TEXT);
+        assert_eq!(yaml(&doc(9)).err(), None);
+        assert_eq!(yaml(&doc(10)).err(), Some(Reason::TooManyNodes));
+        // Keys are text too.
+        let keyed = format!("a: &a {{{long}: 1}}\nb: [{}]\n", refs(10));
+        assert_eq!(yaml(&keyed).err(), Some(Reason::TooManyNodes));
+        // An anchor nobody refers to copies nothing.
+        let unreferenced = format!("a: &a {long}\nb: &b {long}\nc: *b\n");
+        assert_eq!(yaml(&unreferenced).err(), None);
+        // The `yaml` package's budget keeps its own code.
+        assert_eq!(
+            yaml(&format!("a: &a x\nb: [{}]\n", refs(100))).err(),
+            Some(Reason::AliasLimit)
+        );
     }
 
     #[test]
