@@ -103,19 +103,7 @@ fn a_yaml_file_past_the_node_bound_is_too_large_and_lists_nothing() {
 
     // A file of the project: `--fail-on project-server` cannot rule it out.
     t.write(&root(".continue/mcpServers/at.yaml"), "mcpServers: []\n");
-    let gated = t.run(&[
-        ".",
-        "--client",
-        "continue",
-        "--json",
-        "--fail-on",
-        "project-server",
-    ]);
-    assert_eq!(gated.code, 1, "{}", gated.stderr);
-    assert_eq!(
-        gated.json()["failOn"]["undecided"],
-        json!(["project-server"])
-    );
+    project_server_is_undecided(&t, &t.root(), "continue");
 }
 
 #[test]
@@ -253,21 +241,7 @@ fn codex_reads_at_most_64_project_levels_and_says_so() {
     assert_eq!(agents, 2 * (LEVELS - 1));
 
     // The levels not read are the project's: the gate cannot rule them out.
-    let gated = t.run_in(
-        &deep,
-        &[
-            ".",
-            "--client",
-            "codex",
-            "--json",
-            "--fail-on",
-            "project-server",
-        ],
-    );
-    assert_eq!(gated.code, 1, "{}", gated.stderr);
-    let g = gated.json();
-    assert_eq!(g["failOn"]["met"], json!([]));
-    assert_eq!(g["failOn"]["undecided"], json!(["project-server"]));
+    project_server_is_undecided(&t, &deep, "codex");
 
     // The terminal report says what the source stands for.
     let human = t.run_in(&deep, &[".", "--client", "codex"]);
@@ -327,20 +301,25 @@ fn opencode_reads_at_most_64_project_levels_and_says_so() {
             .ends_with(&format!("/l06/{file}")));
     }
     assert!(server_names(&j).is_empty());
+    project_server_is_undecided(&t, &deep, "opencode");
+}
+
+/// `--fail-on project-server` run in `cwd` for `client` cannot rule the condition out: exit 1,
+/// `failOn.undecided` names it.
+fn project_server_is_undecided(t: &Tree, cwd: &std::path::Path, client: &str) {
     let gated = t.run_in(
-        &deep,
+        cwd,
         &[
             ".",
             "--client",
-            "opencode",
+            client,
             "--json",
             "--fail-on",
             "project-server",
         ],
     );
-    assert_eq!(gated.code, 1, "{}", gated.stderr);
-    assert_eq!(
-        gated.json()["failOn"]["undecided"],
-        json!(["project-server"])
-    );
+    assert_eq!(gated.code, 1, "{client}: {}", gated.stderr);
+    let fail_on = &gated.json()["failOn"];
+    assert_eq!(fail_on["met"], json!([]), "{client}");
+    assert_eq!(fail_on["undecided"], json!(["project-server"]), "{client}");
 }
