@@ -379,7 +379,7 @@ pub fn a_tree_deeper_than_a_path_can_name_is_caught_and_cleared() {
     // own tree, not for the one before).
     let judged = assert_caught(
         "deep-tree",
-        "deeper than 64 levels below its fixture root",
+        "deeper than 128 levels below its fixture root",
         &["linux-amd64/cases.pass"],
     );
     assert_completed(&judged);

@@ -695,6 +695,19 @@ case("fail-on-project-server-ancestor-level", "codex",
      [eq("/sources/2/scope", "ancestor"), eq("/sources/2/path", "/work/.codex/config.toml"),
       eq("/failOn/met", ["project-server"])],
      stderr_contains=["--fail-on met: project-server"])
+DEEP_ROOT = "/work/" + "/".join("l%02d" % i for i in range(1, 65))
+case("fail-on-project-server-past-64-levels", "codex",
+     "a root 64 levels below the repository's top: Codex's walk has 65 project levels, mcpscope reads 64 (the root and 63 ancestors) and lists the top's as one source not read (too-large/too-many-entries) instead of its server: exit 1, project-server undecided, never a pass",
+     [DEEP_ROOT, "--client", "codex", "--json", "--fail-on", "project-server"],
+     [d(DEEP_ROOT), d("/work/.git"), text("/work/.codex/config.toml", toml_doc(codex_servers("cxt")))], 1,
+     [eq("/inventoryComplete", False), length("/sources", 68), eq("/sources/1/scope", "project"),
+      eq("/sources/64/scope", "ancestor"), eq("/sources/64/state", "missing"),
+      eq("/sources/64/path", "/work/l01/.codex/config.toml"),
+      eq("/sources/65/scope", "ancestor"), eq("/sources/65/state", "too-large"),
+      eq("/sources/65/reason", "too-many-entries"), eq("/sources/65/path", "/work/.codex/config.toml"),
+      length("/servers", 0), eq("/failOn/met", []), eq("/failOn/undecided", ["project-server"])],
+     stderr_contains=["ancestor source too-large (too-many-entries)",
+                      "--fail-on cannot rule out: project-server"])
 case("fail-on-unknown-condition", "cursor", "an unknown --fail-on value is a usage error before anything is read",
      ["/work/missing", "--fail-on", "sometimes"], [d(ROOT)], 2, stdout_empty=True, stderr_contains=["invalid value 'sometimes'"])
 case("client-value-escaped", "cursor", "clap's echo of a bad --client value is escaped for the terminal (no raw ESC)",

@@ -262,7 +262,7 @@ pub struct CaseRecord {
 pub const WALK_NODE_LIMIT: usize = 8_192;
 /// Deepest level below a fixture root one walk enters (a fixture root's own entries are level
 /// 1); a case's declared fixture may use at most half (`judge::bounds::MAX_FIXTURE_DEPTH`).
-pub const WALK_DEPTH_LIMIT: usize = 64;
+pub const WALK_DEPTH_LIMIT: usize = 128;
 /// Most bytes of path text (the recorded paths, summed) one walk records; a case's declared
 /// fixture may use at most half (`judge::bounds::MAX_FIXTURE_PATH_BYTES`).
 pub const WALK_PATH_BYTES_LIMIT: usize = 2 * 1024 * 1024;

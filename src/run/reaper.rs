@@ -65,8 +65,8 @@ fn parse_run_id(text: &str) -> Result<String, String> {
 pub struct Reaper {
     /// `None` when the reaper could not be started.
     pipe: Option<ChildStdin>,
-    /// Held so the reaper's status can be collected by the tests; never waited for by a run.
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// Collected on a thread of its own once the run is done (a run retried after cargo
+    /// rebuilt the binaries starts a second reaper, and the first must not stay a zombie).
     child: Option<Child>,
 }
 
@@ -129,6 +129,13 @@ impl Drop for Reaper {
             let _ = pipe.write_all(&[DONE]);
         }
         drop(pipe);
+        // It exits once it has heard (or removed what the run left): collected without holding
+        // up the run. If no thread can be had, it stays a zombie until scopebox exits.
+        if let Some(mut child) = self.child.take() {
+            let _ = std::thread::Builder::new()
+                .name("reaper-wait".into())
+                .spawn(move || child.wait());
+        }
     }
 }
 
@@ -409,6 +416,27 @@ mod tests {
         assert!(panicked.is_err());
         assert!(child.wait().unwrap().success());
         assert_eq!(std::fs::read(dir.path().join("heard")).unwrap(), b"");
+    }
+
+    #[test]
+    fn a_dropped_reaper_is_collected_and_does_not_stay_a_zombie() {
+        let dir = tempfile::tempdir().unwrap();
+        let reaper = recording_reaper(dir.path());
+        let pid = reaper.child.as_ref().unwrap().id();
+        drop(reaper);
+        // Gone from /proc once collected; a zombie keeps its entry (state Z) for as long as
+        // nobody waits for it. The wait is bounded only so that a failure ends.
+        let stat = format!("/proc/{pid}/stat");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while std::path::Path::new(&stat).exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "reaper {pid} was never collected: {}",
+                std::fs::read_to_string(&stat).unwrap_or_default()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(std::fs::read(dir.path().join("heard")).unwrap(), [DONE]);
     }
 
     #[test]

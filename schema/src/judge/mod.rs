@@ -312,11 +312,11 @@ mod tests {
         // The walk stopped before it reached /work/p/.mcp.json (a tree too deep beside it).
         r.fixtures_after.retain(|o| o.path != "/work/p/.mcp.json");
         r.fixtures_after_problems =
-            vec!["/work/d/d: deeper than 64 levels below its fixture root".into()];
+            vec!["/work/d/d: deeper than 128 levels below its fixture root".into()];
         assert_eq!(
             failures_of(&c, b"", b"", &r),
             vec![
-                "fixture walk after the run: /work/d/d: deeper than 64 levels below its fixture root",
+                "fixture walk after the run: /work/d/d: deeper than 128 levels below its fixture root",
                 "fixture /work/p/.mcp.json not seen after the run",
             ]
         );

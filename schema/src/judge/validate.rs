@@ -515,12 +515,12 @@ mod tests {
             c.fixture = fixture;
             matrix_bound_failures(&matrix(vec![c]))
         };
-        // Depth: 32 levels below /work is the most; parents count as nodes.
+        // Depth: 64 levels below /work is the most; parents count as nodes.
         let deep = |levels: usize| format!("/work{}", "/d".repeat(levels));
         assert!(bound(vec![dir(deep(bounds::MAX_FIXTURE_DEPTH))]).is_empty());
         assert_eq!(
             bound(vec![dir(deep(bounds::MAX_FIXTURE_DEPTH + 1))]),
-            ["case present: 33 levels of fixture below its root, more than 32"]
+            ["case present: 65 levels of fixture below its root, more than 64"]
         );
         // Nodes: 2,048 entries two levels down imply 2,048 parents, 4,096 nodes in all.
         let pairs = |n: usize| (0..n).map(|i| dir(format!("/work/p{i}/c"))).collect();
