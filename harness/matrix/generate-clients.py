@@ -695,6 +695,15 @@ case("fail-on-project-server-ancestor-level", "codex",
      [eq("/sources/2/scope", "ancestor"), eq("/sources/2/path", "/work/.codex/config.toml"),
       eq("/failOn/met", ["project-server"])],
      stderr_contains=["--fail-on met: project-server"])
+case("codex-toml-past-node-bound", "codex",
+     "a project config.toml whose tokens would build more than 131,072 nodes (a declared server, then 200,000 `[`) is too-large/too-many-nodes, never parsed (else it would be malformed/too-deep): nothing listed, exit 1, project-server undecided",
+     args(BY_ID["codex"]) + ["--fail-on", "project-server"],
+     [d(ROOT), {"kind": "file", "path": ROOT + "/.codex/config.toml",
+                "fill": {"prefix": "[mcp_servers.cxn]\ncommand = \"" + SENTINEL + "\"\nz = ", "byte": ord("["), "size": 200_000}}], 1,
+     [eq("/inventoryComplete", False), eq("/sources/1/scope", "project"), eq("/sources/1/state", "too-large"),
+      eq("/sources/1/reason", "too-many-nodes"), absent("/sources/1/position"), length("/servers", 0),
+      eq("/failOn/met", []), eq("/failOn/undecided", ["project-server"])],
+     stderr_contains=["project source too-large (too-many-nodes)"])
 DEEP_ROOT = "/work/" + "/".join("l%02d" % i for i in range(1, 65))
 case("fail-on-project-server-past-64-levels", "codex",
      "a root 64 levels below the repository's top: Codex's walk has 65 project levels, mcpscope reads 64 (the root and 63 ancestors) and lists the top's as one source not read (too-large/too-many-entries) instead of its server: exit 1, project-server undecided, never a pass",

@@ -498,7 +498,7 @@ const LEGEND: [(&str, &str); 26] = [
     (
         "too-large",
         "over the 1 MiB read limit, too many directory entries or project levels \
-         (too-many-entries), a YAML tree too large to build (too-many-nodes), or too many \
+         (too-many-entries), a YAML or TOML tree too large to build (too-many-nodes), or too many \
          servers for one document (too-many-servers): nothing in it is listed",
     ),
     (

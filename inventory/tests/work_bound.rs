@@ -10,6 +10,7 @@
 
 use mcpscope::profile::dsh::yaml::{MAX_ALIAS_TEXT, MAX_NODES};
 use mcpscope::profile::MAX_PROJECT_LEVELS;
+use mcpscope::toml_config::MAX_NODES as TOML_NODES;
 use serde_json::{json, Value};
 
 use crate::util::{Tree, ROOT};
@@ -157,6 +158,49 @@ fn goose_and_the_dsh_managed_block_share_the_node_bound() {
         state(sources(&past.json(), "dsh-project")[0]),
         TOO_MANY_NODES
     );
+}
+
+/// A Codex `config.toml` declaring server `a` (three nodes: the header's `[`
+/// and `.`, the `=`), then `lines` lines `kN.a…a = 1` of 32 nodes each, and
+/// `extra` more dotted segments on a last line.
+fn codex_config(lines: usize, extra: usize) -> String {
+    let mut toml = String::from("[mcp_servers.a]\ncommand = \"x\"\n[x]\n");
+    for i in 0..lines {
+        toml.push_str(&format!("k{i}{} = 1\n", ".a".repeat(31)));
+    }
+    toml.push_str(&format!("z{} = 1\n", ".a".repeat(extra)));
+    toml
+}
+
+#[test]
+fn a_toml_file_past_the_node_bound_is_too_large_and_never_parsed() {
+    // 3 + 1 (`[x]`) + 4,095 × 32 + 1 + extra nodes: at the bound with 28.
+    let lines = NODES / 32 - 1;
+    assert_eq!(TOML_NODES, NODES);
+    let t = Tree::new();
+    t.write(&root(".codex/config.toml"), codex_config(lines, 27));
+    let at = t.run(&[".", "--client", "codex", "--json"]);
+    assert_eq!(at.code, 0, "{}", at.stderr);
+    assert_eq!(
+        state(sources(&at.json(), "project")[0]),
+        ("present", None, 1)
+    );
+
+    t.write(&root(".codex/config.toml"), codex_config(lines, 28));
+    let out = t.run(&[".", "--client", "codex", "--json"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let j = out.json();
+    let project = sources(&j, "project")[0];
+    assert_eq!(state(project), TOO_MANY_NODES);
+    assert_eq!(project.get("position"), None);
+    assert!(server_names(&j).is_empty());
+    assert!(
+        out.stderr
+            .contains("project source too-large (too-many-nodes)"),
+        "{}",
+        out.stderr
+    );
+    project_server_is_undecided(&t, &t.root(), "codex");
 }
 
 #[test]
