@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generates harness/matrix/clients.json: the thirteen clients beyond Claude Code, VS Code and DSH
+"""Generates harness/matrix/clients.json: the fourteen clients beyond Claude Code, VS Code and DSH
 (--client codex, cursor, gemini-cli, windsurf, claude-desktop, kiro, amazon-q, opencode, zed,
-continue, cline, roo-code, goose), --client all, and --fail-on.
+continue, cline, roo-code, goose, crush), --client all, and --fail-on.
 
 The JSON file is what the runner executes and the receipt binds; this script only saves writing
 the canary-laden fixtures by hand. Edit here, run
@@ -16,7 +16,7 @@ query, header name and value are canaries), written in the client's own format: 
 canary comments, TOML, or YAML. Per client: every file present (JSON and human), nothing
 configured, malformed with its line, too large, a final symlink, and a same-name case; then what
 is particular to the client (Codex trust and duplicate tables, Gemini folder trust, Continue's
-block directory, OpenCode's ancestor and json/jsonc order, ...). The profiles' rules are in
+block directory, OpenCode's ancestor and json/jsonc order, Crush's data directory and levels, ...). The profiles' rules are in
 inventory/CLIENTS.md.
 """
 
@@ -106,6 +106,17 @@ def continue_servers(tag):
         {"name": tag + "-remote", "type": "streamable-http", "url": url(tag),
          "requestOptions": {"headers": {header_name(tag): "Bearer " + c("HDRVAL", tag, 1)}}},
     ]
+
+
+def crush_servers(tag):
+    """Crush's `mcp` entries: the transport is always named in `type`."""
+    return {
+        tag + "-alpha": {"type": "stdio", "command": SENTINEL, "args": [c("ARG", tag, 1), "--token=" + c("ARG", tag, 2)],
+                         "env": {env_name(tag): c("ENVVAL", tag, 1)}},
+        tag + "-beta": {"type": "stdio", "command": link(tag), "args": [c("ARG", tag, 3)]},
+        tag + "-remote": {"type": "http", "url": url(tag), "headers": {header_name(tag): "Bearer " + c("HDRVAL", tag, 1)},
+                          "oauth_client_secret": c("OAUTHSECRET", tag, 1)},
+    }
 
 
 def toml_value(v):
@@ -240,13 +251,23 @@ CLIENTS = [
     Client("goose", "goose", [
         ("user", HOME + "/.config/goose/config.yaml", "yaml", "extensions"),
     ], lambda i, tag: yaml_doc("extensions", goose_servers(tag)), "sameNameIn", switch=True),
+    # No .git: the root is Crush's only project level.
+    Client("crush", "Crush", [
+        ("workspace", ROOT + "/.crush/crush.json", "json", "mcp"),
+        ("project", ROOT + "/crush.json", "json", "mcp"),
+        ("project-dotfile", ROOT + "/.crush.json", "json", "mcp"),
+        ("data", HOME + "/.local/share/crush/crush.json", "json", "mcp"),
+        ("global", HOME + "/.config/crush/crush.json", "json", "mcp"),
+        ("system", "/etc/crush/crush.json", "json", "mcp"),
+    ], lambda i, tag: js({"mcp": crush_servers(tag)}), "possibleShadowedBy", switch=True),
 ]
 
 BY_ID = {cl.id: cl for cl in CLIENTS}
 # Sources that hold no servers: the Continue block directory, Gemini CLI's trust rules.
 DIRECTORY_SCOPES = {"workspace-blocks", "trusted-folders"}
-# A file position that exists in the container only when its directory does (/ is read-only).
-UNWRITABLE = {"/opencode.jsonc", "/opencode.json"}
+# A file position that exists in the container only when its directory does (/ is read-only), or
+# whose directory is no fixture root (/etc/crush).
+UNWRITABLE = {"/opencode.jsonc", "/opencode.json", "/etc/crush/crush.json"}
 
 
 def args(cl, human=False):
@@ -404,6 +425,8 @@ def shared(cl, i, body):
         return yaml_doc("mcpServers", [dict(name="shared", **body)])
     if cl.id == "goose":
         return yaml_doc("extensions", {"shared": {"type": "stdio", "cmd": SENTINEL, "args": body["args"], "enabled": True}})
+    if cl.id == "crush":
+        return js({"mcp": {"shared": dict(type="stdio", **body)}})
     return js({"mcpServers": {"shared": body}})
 
 
@@ -615,6 +638,63 @@ case("claude-desktop-remote-entry-invalid", "claude-desktop",
                                                    js({"mcpServers": {"r": {"url": url("cdr")}}}))], 0,
      matrixlib.head("claude-desktop", True) + [eq("/servers/0/shape/problems", ["missing-command"])], stderr_empty=True)
 
+# ---- Crush ----
+
+CR = BY_ID["crush"]
+CR_WS = ROOT + "/.crush/crush.json"
+CR_JSON = ROOT + "/crush.json"
+CR_DOT = ROOT + "/.crush.json"
+one_crush = lambda name, tag: js({"mcp": {name: {"type": "stdio", "command": SENTINEL, "args": [c("ARG", tag, 1)]}}})
+case("crush-json-outranks-dotfile", "crush",
+     "Crush 0.87.0 merges a directory's .crush.json before its crush.json: the root's crush.json wins a name over its .crush.json (possibleShadowedBy)",
+     args(CR), [d(ROOT), text(CR_JSON, one_crush("s", "crj")), text(CR_DOT, one_crush("s", "crd"))], 0,
+     matrixlib.head("crush", True) + src(1, "project", "present", 1) + src(2, "project-dotfile", "present", 1)
+     + [length("/servers", 2), eq("/servers/0/scope", "project"), eq("/servers/0/possibleShadowedBy", []),
+        eq("/servers/1/scope", "project-dotfile"), eq("/servers/1/possibleShadowedBy", ["project"])], stderr_empty=True)
+case("crush-workspace-outranks-everything", "crush",
+     "the data directory's crush.json (<root>/.crush) is merged last: it wins a name over the root's and the user's files",
+     args(CR), [d(ROOT), text(CR_WS, one_crush("s", "crw")), text(CR_DOT, one_crush("s", "crp")),
+                text(HOME + "/.config/crush/crush.json", one_crush("s", "crg"))], 0,
+     matrixlib.head("crush", True) + [length("/servers", 3), eq("/servers/0/scope", "workspace"), eq("/servers/0/possibleShadowedBy", []),
+                                      eq("/servers/1/possibleShadowedBy", ["workspace"]),
+                                      eq("/servers/2/scope", "global"), eq("/servers/2/possibleShadowedBy", ["workspace", "project-dotfile"])],
+     stderr_empty=True)
+case("crush-no-git-root-alone", "crush",
+     "without a .git Crush's project is the root alone: a crush.json in /work is not read (not even listed)",
+     args(CR), [d(ROOT), text("/work/crush.json", one_crush("up", "cru"))], 0,
+     matrixlib.head("crush", True) + [length("/sources", 6), length("/servers", 0)], stderr_empty=True)
+case("crush-ancestor-levels-to-git", "crush",
+     "with /work/.git, /work is a project level: its crush.json and .crush.json are ancestor sources, nearer levels win",
+     args(CR), [d(ROOT), d("/work/.git"), text("/work/crush.json", one_crush("s", "cra")), text(CR_JSON, one_crush("s", "crr"))], 0,
+     matrixlib.head("crush", True) + [length("/sources", 8)] + src(3, "ancestor", "present", 1) + src(4, "ancestor-dotfile", "missing")
+     + [eq("/sources/3/path", "/work/crush.json"), eq("/sources/4/path", "/work/.crush.json"),
+        eq("/servers/1/scope", "ancestor"), eq("/servers/1/possibleShadowedBy", ["project"])], stderr_empty=True)
+case("crush-workspace-in-ancestor-crush-dir", "crush",
+     "Crush's data directory is the nearest .crush up to the .git level: /work/.crush/crush.json is the workspace file",
+     args(CR), [d(ROOT), d("/work/.git"), text("/work/.crush/crush.json", one_crush("w", "crx"))], 0,
+     matrixlib.head("crush", True) + src(0, "workspace", "present", 1) + [eq("/sources/0/path", "/work/.crush/crush.json")],
+     stderr_empty=True)
+case("crush-type-required", "crush",
+     "Crush starts no server without a type: a command alone is missing-type; a stored oauth_token alone is a valid row of unknown launch; disabled: true is reported",
+     args(CR), [d(ROOT), text(HOME + "/.local/share/crush/crush.json", js({"mcp": {
+         "a": {"command": SENTINEL, "args": [c("ARG", "crt", 1)]},
+         "b": {"oauth_token": {"access_token": c("TOKEN", "crt", 1)}},
+         "c": {"type": "sse", "url": url("crt"), "disabled": True}}}))], 0,
+     matrixlib.head("crush", True) + [length("/servers", 3), eq("/servers/0/shape/problems", ["missing-type"]),
+                                      eq("/servers/1/shape/valid", True), eq("/servers/1/launch", "unknown"),
+                                      eq("/servers/2/shape/transport", "sse"), eq("/servers/2/enabled", False)], stderr_empty=True)
+case("crush-zero-length-and-comment", "crush",
+     "Crush skips a zero-length file (present, nothing declared) and refuses a comment (strict JSON): malformed (comment)",
+     args(CR), [d(ROOT), text(CR_JSON, ""), text(CR_DOT, "// %s\n{}" % canary("CANARY-CLI-CRUSHCOMMENT-a7c2"))], 1,
+     matrixlib.head("crush", False) + src(1, "project", "present") + src(2, "project-dotfile", "malformed", reason="comment"),
+     **incomplete())
+case("fail-on-project-server-crush-ancestor", "crush",
+     "--fail-on project-server: a root below the repository's top counts the servers Crush reads from the levels above it (up to the nearest .git): exit 3",
+     args(CR) + ["--fail-on", "project-server"],
+     [d(ROOT), d("/work/.git"), text("/work/.crush.json", js({"mcp": crush_servers("cra")})), *matrixlib.sentinel_links([link("cra")])], 3,
+     [eq("/sources/4/scope", "ancestor-dotfile"), eq("/failOn/met", ["project-server"])],
+     stderr_contains=["--fail-on met: project-server"])
+
 # ---- --client all ----
 
 ALL = [ROOT, "--client", "all", "--json"]
@@ -624,26 +704,27 @@ for cl in CLIENTS:
     every += file_fixtures(cl)
     links += [link(cl.tag(i)) for i in server_indexes(cl)]
 every += matrixlib.sentinel_links(links)
-summary_facts = [length("/clients", 16)]
+summary_facts = [length("/clients", 17)]
 client_ids = ["claude-code", "vscode", "dsh"] + [cl.id for cl in CLIENTS]
 for n, cid in enumerate(client_ids):
     count = 3 * len(server_indexes(BY_ID[cid])) if cid in BY_ID else 0
     summary_facts += [eq("/clients/%d/client" % n, cid), eq("/clients/%d/serverCount" % n, count),
                       eq("/clients/%d/brokenSources" % n, 0)]
 case("all-every-client-present", "all",
-     "--client all on a tree with every new client's files: one document, client all, sixteen summaries in registry order",
+     "--client all on a tree with every new client's files: one document, client all, seventeen summaries in registry order",
      ALL, every, 0, [eq("/schemaVersion", 1), eq("/client", "all"), eq("/inventoryComplete", True),
                      eq("/sources/0/client", "claude-code"), eq("/servers/0/client", "codex")] + summary_facts,
      stderr_empty=True)
 case("all-every-client-human", "all",
      "--client all human report: a section per client and one summary line per client",
      [ROOT, "--client", "all"], every, 0,
-     stdout_contains=["all 16 clients' inventory", "== Codex (--client codex) ==", "== goose (--client goose) ==",
+     stdout_contains=["all 17 clients' inventory", "== Codex (--client codex) ==", "== goose (--client goose) ==",
+                      "== Crush (--client crush) ==",
                       "nothing configured: no fixed file exists", "Summary (one line per client", "  codex           12 servers · 0 sources broken",
                       "  claude-code     0 servers · 0 sources broken"],
      stdout_not_contains=HUMAN_NEVER, stderr_empty=True)
 case("all-nothing-configured", "all", "--client all with nothing configured: complete, no servers",
-     ALL, [d(ROOT)], 0, [eq("/client", "all"), eq("/inventoryComplete", True), length("/servers", 0), length("/clients", 16)],
+     ALL, [d(ROOT)], 0, [eq("/client", "all"), eq("/inventoryComplete", True), length("/servers", 0), length("/clients", 17)],
      stderr_empty=True)
 case("all-one-client-broken", "all",
      "--client all: one broken file makes the whole document incomplete (exit 1); its client's summary counts it",

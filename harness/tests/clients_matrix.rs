@@ -1,4 +1,4 @@
-//! The clients matrix (`harness/matrix/clients.json`, the thirteen clients beyond Claude Code,
+//! The clients matrix (`harness/matrix/clients.json`, the fourteen clients beyond Claude Code,
 //! VS Code and DSH, plus `--client all` and `--fail-on`) as data: it validates; every client of
 //! `shipped.json` but the first three has its standard cases (every file present in JSON and in
 //! the human report, nothing configured, malformed with a position, too large, a symlink, a

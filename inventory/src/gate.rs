@@ -21,7 +21,7 @@
 //! `incomplete`.
 //!
 //! The project is every file below the root, and the levels above it that the
-//! client itself reads as this project's configuration (Codex's and OpenCode's
+//! client itself reads as this project's configuration (Codex's, OpenCode's and Crush's
 //! ancestors up to the nearest `.git`: `Profile::ancestor_project_scopes`), so
 //! a root that is a subdirectory of a repository does not hide the servers the
 //! repository declares further up. This module only reads the document.

@@ -1,4 +1,4 @@
-//! The thirteen clients beyond Claude Code, VS Code and DSH, through the
+//! The fourteen clients beyond Claude Code, VS Code and DSH, through the
 //! library (system locations below the tree) and the binary: each one's
 //! files, parser, precedence and trust gate; `--client all`; `--fail-on`;
 //! and the guarantees every profile keeps (no canary printed, nothing run,
@@ -41,7 +41,7 @@ fn names(j: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-fn source<'a>(j: &'a Value, scope: &str) -> &'a Value {
+pub(crate) fn source<'a>(j: &'a Value, scope: &str) -> &'a Value {
     j["sources"]
         .as_array()
         .unwrap()
@@ -493,6 +493,11 @@ fn every_client(t: &Tree) {
         "home/.config/goose/config.yaml",
         format!("extensions:\n  a:\n    type: stdio\n    cmd: {s}\n    args: [CANARY-a]\n    envs: {{CANARY_E: CANARY-v}}\n    enabled: true\n"),
     );
+    t.write(
+        &root("crush.json"),
+        format!(r#"{{"mcp":{{"a":{{"type":"stdio","command":"{s}","args":["CANARY-a"],"env":{{"CANARY_E":"CANARY-v"}}}},
+        "r":{{"type":"http","url":"https://CANARY-h/x?CANARY-q","headers":{{"CANARY-H":"CANARY-hv"}},"oauth_client_secret":"CANARY-sec"}}}}}}"#),
+    );
 }
 
 #[test]
@@ -654,26 +659,28 @@ fn fail_on_gates_with_documented_exit_codes() {
     );
 }
 
+/// A tree whose root is a subdirectory of a repository (`work/team` holds the `.git`), with
+/// `files` written; `--fail-on project-server --json` run on it for `client`: the exit code,
+/// `failOn`, and the transcript.
+pub(crate) fn gate(files: &[(&str, &str)], client: &str) -> (i32, Value, crate::util::Transcript) {
+    let t = Tree::new();
+    t.mkdir("work/team/.git");
+    for (path, text) in files {
+        t.write(path, text);
+    }
+    let r = t.run(&[
+        ".",
+        "--client",
+        client,
+        "--fail-on",
+        "project-server",
+        "--json",
+    ]);
+    (r.code, r.json()["failOn"].clone(), r)
+}
+
 #[test]
 fn project_server_counts_the_project_levels_a_client_reads_above_the_root() {
-    // A tree whose root is a subdirectory of a repository (`work/team` holds the `.git`), with
-    // `files` written; `--fail-on project-server --json` run on it for `client`.
-    let gate = |files: &[(&str, &str)], client: &str| {
-        let t = Tree::new();
-        t.mkdir("work/team/.git");
-        for (path, text) in files {
-            t.write(path, text);
-        }
-        let r = t.run(&[
-            ".",
-            "--client",
-            client,
-            "--fail-on",
-            "project-server",
-            "--json",
-        ]);
-        (r.code, r.json()["failOn"].clone(), r)
-    };
     // Codex and OpenCode read the repository's levels above the root as this project's
     // configuration, so their servers are the project's.
     let above = [

@@ -6,8 +6,9 @@ mod fixtures; // the shared full fixture (all four sources, canaries, sentinel)
 
 mod claude_code; // the Claude Code profile: scopes, shadowing, ambiguity, managed exclusivity
 mod cli; // arguments, root refusal, client selection, exit codes, stdout/stderr split
-mod clients; // the thirteen new clients, --client all, --fail-on, escaped usage errors
+mod clients; // the fourteen other clients, --client all, --fail-on, escaped usage errors
 mod contract; // real output deserialized into deny_unknown_fields structs
+mod crush; // the Crush profile: positions, data directory, levels to .git, grammar, project gate
 mod dsh; // the DSH profile: six layers, shadow chain, YAML managed block, --dsh-profile
 mod instructions; // instruction candidates at every level, metadata only
 mod launch; // Claude Code approval and launch prediction beyond the native matrix

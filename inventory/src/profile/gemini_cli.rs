@@ -63,11 +63,7 @@ const FIELDS: [grammar::Field; 15] = [
 /// `httpUrl` is streamable HTTP, `url` SSE unless `type` says `http`.
 pub const GRAMMAR: Grammar = Grammar {
     type_key: Some("type"),
-    types: &[
-        ("stdio", Transport::Stdio),
-        ("sse", Transport::Sse),
-        ("http", Transport::Http),
-    ],
+    types: grammar::STDIO_SSE_HTTP,
     urls: &[("httpUrl", Transport::Http), ("url", Transport::Sse)],
     ..Grammar::base(&FIELDS)
 };

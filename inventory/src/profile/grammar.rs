@@ -1,8 +1,8 @@
 //! Entry grammars of the `mcpServers` family: one declarative [`Grammar`]
 //! (known fields and their types, the `type` values, the URL keys, the
 //! per-server switch) per client, checked by [`check`]. Cursor, Windsurf,
-//! Claude Desktop, Kiro, Amazon Q, Cline, Roo Code, Gemini CLI and Continue
-//! differ only in these tables; each client's table is in its own module, and
+//! Claude Desktop, Kiro, Amazon Q, Cline, Roo Code, Gemini CLI, Continue and
+//! Crush differ only in these tables; each client's table is in its own module, and
 //! the tables are documented in `inventory/CLIENTS.md`.
 //!
 //! Like `crate::shape`, only counts, fixed field names and fixed problem codes
@@ -47,6 +47,23 @@ pub const fn field(name: &'static str, kind: Kind, problem: &'static str) -> Fie
     }
 }
 
+/// Fields most clients spell alike, with their usual problem codes.
+pub const ARGS: Field = field("args", Kind::StringArray, "invalid-args");
+pub const COMMAND: Field = field("command", Kind::String, "invalid-command");
+pub const DISABLED: Field = field("disabled", Kind::Bool, "invalid-disabled");
+pub const ENV: Field = field("env", Kind::StringMap, "invalid-env");
+pub const HEADERS: Field = field("headers", Kind::StringMap, "invalid-headers");
+pub const TIMEOUT: Field = field("timeout", Kind::Number, "invalid-timeout");
+pub const TYPE: Field = field("type", Kind::Any, "");
+pub const URL: Field = field("url", Kind::String, "invalid-url");
+
+/// The `type` values `stdio`, `sse` and `http` (Gemini CLI, Crush).
+pub const STDIO_SSE_HTTP: &[(&str, Transport)] = &[
+    ("stdio", Transport::Stdio),
+    ("sse", Transport::Sse),
+    ("http", Transport::Http),
+];
+
 /// A client's per-server on/off switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Switch {
@@ -72,6 +89,9 @@ pub struct Grammar {
     /// Without a type, whether a lone URL means the transport of its key
     /// (`true`) or is `missing-type` (`false`).
     pub url_infers_transport: bool,
+    /// Whether an entry without a type is refused (`missing-type`) even
+    /// when it has a `command` (Crush starts no server without one).
+    pub type_required: bool,
     pub switch: Switch,
     /// Where the header map is (a path of keys), for `headerCount`.
     pub headers: &'static [&'static str],
@@ -87,6 +107,7 @@ impl Grammar {
             types: &[],
             urls: &[],
             url_infers_transport: true,
+            type_required: false,
             switch: Switch::None,
             headers: &["headers"],
         }
@@ -135,12 +156,7 @@ pub fn check(entry: &Value, g: &Grammar) -> Checked {
     let header_count = nested(obj, g.headers)
         .and_then(Value::as_object)
         .map_or(0, Object::len);
-    let fields = g
-        .fields
-        .iter()
-        .filter(|f| obj.get(f.name).is_some())
-        .map(|f| f.name)
-        .collect();
+    let fields = present_fields(obj, g);
     let enabled = switch(obj, g.switch);
     let shape = Shape {
         arg_count,
@@ -150,6 +166,15 @@ pub fn check(entry: &Value, g: &Grammar) -> Checked {
     };
     let args = leading_args(obj.get("args"));
     Checked::new(shape, command.and_then(Value::as_str), &args, enabled)
+}
+
+/// The names of `g`'s known fields that `obj` holds, in table order.
+pub fn present_fields(obj: &Object, g: &Grammar) -> Vec<&'static str> {
+    g.fields
+        .iter()
+        .filter(|f| obj.get(f.name).is_some())
+        .map(|f| f.name)
+        .collect()
 }
 
 /// The value at a path of keys.
@@ -198,6 +223,10 @@ fn transport(
         },
         Some(_) => {
             problems.push("type-not-string");
+            Transport::Unknown
+        }
+        None if g.type_required => {
+            problems.push("missing-type");
             Transport::Unknown
         }
         None if has_command => Transport::Stdio,
@@ -283,5 +312,20 @@ mod tests {
             ]
         );
         assert_eq!(c("[]").shape.problems, ["entry-not-object"]);
+    }
+
+    #[test]
+    fn a_required_type_is_missing_even_beside_a_command() {
+        const TYPED: Grammar = Grammar {
+            type_required: true,
+            url_infers_transport: false,
+            ..G
+        };
+        let t = |s: &str| check(&parse(s.as_bytes(), &Options::STRICT).unwrap(), &TYPED);
+        let got = t(r#"{"command":"npx"}"#);
+        assert_eq!(got.shape.problems, ["missing-type"]);
+        assert_eq!(got.launch, crate::model::Launch::Unknown);
+        assert_eq!(t(r#"{"serverUrl":"u"}"#).shape.problems, ["missing-type"]);
+        assert!(t(r#"{"type":"stdio","command":"npx"}"#).shape.valid);
     }
 }

@@ -116,6 +116,9 @@ pub struct Layer {
     /// project level past `profile::MAX_PROJECT_LEVELS`, standing for every
     /// level not read.
     pub not_read: Option<Unavailable>,
+    /// A zero-length file is `present` and declares nothing (Crush skips one
+    /// before parsing) instead of `malformed`.
+    pub zero_length_ok: bool,
 }
 
 impl Layer {
@@ -140,6 +143,7 @@ impl Layer {
             rank,
             trusted: None,
             not_read: None,
+            zero_length_ok: false,
         }
     }
 
@@ -226,6 +230,49 @@ impl Layer {
         s.trusted = self.trusted;
         s
     }
+}
+
+/// A file a client reads at every project level (OpenCode's `opencode.json`,
+/// Crush's `crush.json`).
+#[derive(Debug, Clone, Copy)]
+pub struct LevelFile {
+    /// The scope at the root, and at the levels above it.
+    pub scopes: (&'static str, &'static str),
+    pub name: &'static str,
+    /// Its rank at level `i` (0: the root) of `n` listed levels.
+    pub rank: fn(i: usize, n: usize) -> usize,
+}
+
+/// The layers of `files` at every listed level (`ProjectLevels::listed`),
+/// nearest level first and each level's files in the order given; the files
+/// of a level past the bound are listed unread.
+pub fn level_layers(
+    levels: &[(&Path, bool)],
+    files: &[LevelFile],
+    syntax: Syntax,
+    container: Container,
+) -> Vec<Layer> {
+    let n = levels.len();
+    let mut out = Vec::with_capacity(n * files.len());
+    for (i, (dir, not_read)) in levels.iter().enumerate() {
+        for f in files {
+            let scope = if i == 0 { f.scopes.0 } else { f.scopes.1 };
+            let mut l = Layer::new(
+                scope,
+                Some(dir),
+                f.name,
+                "",
+                syntax,
+                container,
+                (f.rank)(i, n),
+            );
+            if *not_read {
+                l.not_read = Some(crate::profile::ProjectLevels::NOT_READ);
+            }
+            out.push(l);
+        }
+    }
+    out
 }
 
 /// What an entry grammar says about one declaration.
@@ -355,6 +402,14 @@ pub fn read_with(
             return (source, Vec::new());
         }
     };
+    if bytes.is_empty() && layer.zero_length_ok {
+        source.set(Unavailable {
+            state: FileState::Present,
+            reason: None,
+            position: None,
+        });
+        return (source, Vec::new());
+    }
     let top = match layer.syntax.parse(&bytes) {
         Ok(v) => v,
         Err(u) => {
@@ -662,6 +717,27 @@ mod tests {
         let (s, _) = rows_of(&mut source, &top, list, check).pop().unwrap();
         assert_eq!(s.shape.problems, ["missing-name"]);
         assert!(!s.shape.valid);
+    }
+
+    #[test]
+    fn a_zero_length_file_is_present_only_where_the_client_skips_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "").unwrap();
+        let mut l = layer("x", 0);
+        l.base = Some(dir.path().to_path_buf());
+        let state = |l: &Layer| {
+            let (s, rows) = read(l, check);
+            (s.state, s.reason, rows.len())
+        };
+        assert_eq!(
+            state(&l),
+            (FileState::Malformed, Some(Reason::Syntax), 0),
+            "strict JSON refuses an empty text"
+        );
+        l.zero_length_ok = true;
+        assert_eq!(state(&l), (FileState::Present, None, 0));
+        std::fs::write(dir.path().join("f"), " ").unwrap();
+        assert_eq!(state(&l).0, FileState::Malformed, "whitespace is not empty");
     }
 
     #[test]

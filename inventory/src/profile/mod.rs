@@ -21,6 +21,7 @@ pub mod cline;
 pub mod codex;
 pub mod codex_launch;
 pub mod continue_dev;
+pub mod crush;
 pub mod cursor;
 pub mod dsh;
 pub mod gemini_cli;
@@ -47,7 +48,7 @@ use crate::{classify, model};
 
 /// Every client, in registry order: `--client` values, `--client all` order,
 /// and the ids `harness/matrix/shipped.json` must list.
-pub static REGISTRY: [&dyn Profile; 16] = [
+pub static REGISTRY: [&dyn Profile; 17] = [
     &claude_code::ClaudeCode,
     &vscode::Vscode,
     &dsh::Dsh,
@@ -64,6 +65,7 @@ pub static REGISTRY: [&dyn Profile; 16] = [
     &cline::Cline,
     &roo_code::RooCode,
     &goose::Goose,
+    &crush::Crush,
 ];
 
 /// The `--client` value that runs every profile.
@@ -94,7 +96,7 @@ pub trait Profile: Sync {
     fn inventory(&self, ctx: &Context) -> Inventory;
 
     /// The scopes of the project's own levels above the root: files the client reads as this
-    /// project's configuration from the root's ancestors (Codex and OpenCode walk up to the
+    /// project's configuration from the root's ancestors (Codex, OpenCode and Crush walk up to the
     /// nearest `.git`). `--fail-on project-server` counts them with the files below the root.
     fn ancestor_project_scopes(&self) -> &'static [&'static str] {
         &[]
@@ -313,6 +315,17 @@ impl<'r> ProjectLevels<'r> {
         reason: Some(Reason::TooManyEntries),
         position: None,
     };
+
+    /// The levels a client lists sources for, nearest first: those read
+    /// (`false`), then the first level past the bound (`true`), whose files
+    /// stand, unread, for those of every level past it.
+    pub fn listed(&self) -> Vec<(&'r Path, bool)> {
+        self.read
+            .iter()
+            .map(|dir| (*dir, false))
+            .chain(self.unread.first().map(|dir| (*dir, true)))
+            .collect()
+    }
 
     /// The outermost level: the one holding the marker, else the last one
     /// walked.

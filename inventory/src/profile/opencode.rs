@@ -19,16 +19,12 @@
 //! This profile must never run anything, resolve `{env:...}`/`{file:...}`, or
 //! report a field's value.
 
-use std::path::Path;
-
 use crate::host::Os;
 use crate::json::Value;
 use crate::model::{Shape, Transport};
 use crate::profile::grammar::{switch, Switch};
-use crate::profile::layers::{self, Checked, Container, Layer, Precedence, Syntax};
-use crate::profile::{
-    coverage, project_levels, Candidate, Context, Inventory, Profile, ProjectLevels, Shadowing,
-};
+use crate::profile::layers::{self, Checked, Container, Layer, LevelFile, Precedence, Syntax};
+use crate::profile::{coverage, project_levels, Candidate, Context, Inventory, Profile, Shadowing};
 use crate::shape::{is_string, map_value, string_array_value};
 
 pub const PROJECT_JSON: &str = "project-json";
@@ -224,34 +220,27 @@ impl Profile for OpenCode {
     fn inventory(&self, ctx: &Context) -> Inventory {
         let c = Container::Map(&["mcp"]);
         let s = Syntax::JSONC_NO_BOM;
-        let walk = project_levels(&ctx.root.canonical, ".git", true);
-        // The levels read, then the first level past the bound, whose files
-        // stand (unread) for those of every level past it.
-        let levels: Vec<(&Path, bool)> = walk
-            .read
-            .iter()
-            .map(|dir| (*dir, false))
-            .chain(walk.unread.first().map(|dir| (*dir, true)))
-            .collect();
+        let levels = project_levels(&ctx.root.canonical, ".git", true).listed();
         let n = levels.len();
-        let mut layers = Vec::with_capacity(2 * n + 3);
-        for (i, (dir, not_read)) in levels.iter().enumerate() {
-            let (jsonc, json) = if i == 0 {
-                (PROJECT_JSONC, PROJECT_JSON)
-            } else {
-                (ANCESTOR_JSONC, ANCESTOR_JSON)
-            };
-            let mut pair = [
-                Layer::new(jsonc, Some(dir), "opencode.jsonc", "", s, c, n + i),
-                Layer::new(json, Some(dir), "opencode.json", "", s, c, i),
-            ];
-            if *not_read {
-                for l in &mut pair {
-                    l.not_read = Some(ProjectLevels::NOT_READ);
-                }
-            }
-            layers.extend(pair);
-        }
+        // Every opencode.jsonc (outermost first) is merged before every
+        // opencode.json: the nearest opencode.json ranks first.
+        let mut layers = layers::level_layers(
+            &levels,
+            &[
+                LevelFile {
+                    scopes: (PROJECT_JSONC, ANCESTOR_JSONC),
+                    name: "opencode.jsonc",
+                    rank: |i, n| n + i,
+                },
+                LevelFile {
+                    scopes: (PROJECT_JSON, ANCESTOR_JSON),
+                    name: "opencode.json",
+                    rank: |i, _| i,
+                },
+            ],
+            s,
+            c,
+        );
         let home = ctx.host.home.as_deref();
         for (scope, file, rank) in [
             (GLOBAL_JSONC, "opencode.jsonc", 2 * n),
