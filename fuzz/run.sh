@@ -14,7 +14,7 @@ budget="${1:-120}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(bundle strict_json strict_json_differential dsse_envelope mcpscope_json dsh_yaml toml)
+  targets=(bundle bundle_archive candidate_archive strict_json strict_json_differential dsse_envelope mcpscope_json dsh_yaml toml)
 fi
 cd "$here"
 nice -n 19 cargo +nightly fuzz build --release >/dev/null 2>&1 || \

@@ -235,11 +235,6 @@ impl ArchiveContents for CandidateContents {
         if let Some(problem) = strict_tar::ustar_problem(header, noun) {
             return Err(refused(problem));
         }
-        if !strict_tar::plain_octal(&header.as_old().mode) {
-            return Err(refused(format!(
-                "{noun} whose mode field is not 7 octal digits"
-            )));
-        }
         let mode = header.mode().unwrap_or(u32::MAX);
         if !modes.contains(&mode) {
             return Err(refused(format!(

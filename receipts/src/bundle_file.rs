@@ -156,13 +156,13 @@ struct Found {
 /// Every entry of the tar stream, under the directory reader's bounds.
 ///
 /// The headers are read raw (the tar crate applies no extension), and each must be one
-/// [`write_archive`] writes: a regular file (type `0`) in a ustar header whose size field is
-/// plain octal, or, just before a file whose path no ustar header holds, a GNU long name as the
-/// tar crate's builder writes one ([`long_name`]). Anything else — a PAX header (`x`, `g`), a
-/// GNU long link name, a sparse file, a link, a directory, a device, a FIFO, another header
-/// format, a checksum that fails — is malformed, named by its number and name: extractors
-/// disagree on these (which name a PAX path, a global header or a long name beside one gives),
-/// so no file may depend on one.
+/// [`write_archive`] writes: a regular file (type `0`) in a ustar header whose size and mode
+/// fields are plain octal, or, just before a file whose path no ustar header holds, a GNU long
+/// name as the tar crate's builder writes one ([`long_name`]). Anything else — a PAX header
+/// (`x`, `g`), a GNU long link name, a sparse file, a link, a directory, a device, a FIFO,
+/// another header format, a mode an extractor cannot read, a checksum that fails — is
+/// malformed, named by its number and name: extractors disagree on these (which name a PAX
+/// path, a global header or a long name beside one gives), so no file may depend on one.
 impl ArchiveContents for Found {
     type Error = BundleErrorKind;
 

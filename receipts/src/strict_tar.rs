@@ -142,8 +142,9 @@ pub fn shown_path(header: &tar::Header) -> String {
 
 /// Why the header of an entry the reader takes as `noun` ("a regular file", "a directory") is
 /// not one the writers of this crate give: not a ustar header (an old GNU one, or one without
-/// the magic: pre-POSIX), or a size field that is not plain octal. Finishes "entry N (name)
-/// is …"; `None` when the header is as written.
+/// the magic: pre-POSIX), or a size or mode field that is not plain octal (an extractor that
+/// cannot read the mode — the tar crate's — refuses the entry the reader took). Finishes
+/// "entry N (name) is …"; `None` when the header is as written.
 pub fn ustar_problem(header: &tar::Header, noun: &str) -> Option<String> {
     if header.as_ustar().is_none() {
         return Some(if header.as_gnu().is_some() {
@@ -154,6 +155,9 @@ pub fn ustar_problem(header: &tar::Header, noun: &str) -> Option<String> {
     }
     if !plain_octal(&header.as_old().size) {
         return Some(format!("{noun} whose size field is not 11 octal digits"));
+    }
+    if !plain_octal(&header.as_old().mode) {
+        return Some(format!("{noun} whose mode field is not 7 octal digits"));
     }
     None
 }

@@ -5,6 +5,7 @@
 //! - `verify_cli`: the binary's check list, `--json` document and documented exit codes;
 //! - `candidate_archive`: the reference bundle's candidate archives read as packed; a PAX or
 //!   GNU extension header, a link or a second gzip member in one is refused, the entry named;
+//! - `archive_fuzz_regressions`: what the archive fuzz targets found, each input pinned;
 //! - `bundle_safety`: symlinks, FIFOs, garbage and missing receipts never panic or pass;
 //! - `selftest`: every mutation class is rejected, and digest-consistent ones by semantic checks;
 //! - `signing`: keygen, sign, verify with the right and wrong key, envelope edits;
@@ -18,6 +19,7 @@
 //! - `report_snapshots`: what the binary prints for the reference bundle (human, `--json`, with
 //!   and without its key), a rejected copy and a usage error, as reviewed snapshots.
 
+mod archive_fuzz_regressions;
 mod bundle_archive;
 mod bundle_safety;
 mod candidate_archive;
