@@ -29,7 +29,7 @@ use crate::model::Reason;
 /// The text a converted number carries (its value is never needed).
 const NUMBER: &str = "0";
 
-/// Nodes one TOML file's tree may hold, as counted by [`tree_tokens`]: the
+/// Nodes one TOML file's tree may hold, as counted by `tree_tokens`: the
 /// YAML reader's bound ([`crate::profile::dsh::yaml::MAX_NODES`]), some fifty
 /// times a real configuration and far below what makes a parse costly.
 pub const MAX_NODES: usize = crate::profile::dsh::yaml::MAX_NODES;
