@@ -172,7 +172,7 @@ impl ArchiveContents for Found {
         entry: &mut tar::Entry<'_, R>,
     ) -> Result<String, BundleErrorKind> {
         let header_path = entry.header().path_bytes().into_owned();
-        let shown = String::from_utf8_lossy(&header_path).into_owned();
+        let shown = strict_tar::shown_path(entry.header());
         let type_flag = strict_tar::type_flag(entry.header());
         if type_flag == b'L' {
             let refused = |problem: String| {
